@@ -1,0 +1,24 @@
+# bt-ping: the ping benchmark of issue 6 (the original 10,000-query measurement, its floor and
+# the throughput, CPU and memory modes). Included by perf/CMakeLists.txt.
+
+# The parts that need neither axon nor dendrite: statistics, the SVG histogram, the bare Beast
+# echo floor and the process helpers.
+add_library(bt_perf_support STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/stats.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/bare_echo.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/proc.cpp)
+target_include_directories(bt_perf_support PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(bt_perf_support PUBLIC bt::net bt::synapse)
+bt_target_defaults(bt_perf_support)
+
+if(TARGET bt::axon AND TARGET bt::dendrite)
+  file(GLOB ping_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/ping_*.cpp)
+  add_executable(bt-ping ${CMAKE_CURRENT_SOURCE_DIR}/bt_ping.cpp ${ping_sources})
+  target_link_libraries(bt-ping PRIVATE bt_perf_support bt::axon bt::dendrite CLI11::CLI11)
+  bt_target_defaults(bt-ping)
+  if(TARGET bt-axon)
+    # --cross-process spawns this binary unless --axon-binary says otherwise.
+    add_dependencies(bt-ping bt-axon)
+    target_compile_definitions(bt-ping PRIVATE BT_AXON_BINARY="$<TARGET_FILE:bt-axon>")
+  endif()
+endif()

@@ -1,0 +1,162 @@
+#include "proc.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <spawn.h>
+#include <sstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace bt::perf {
+
+namespace {
+[[noreturn]] void throw_errno(int err, const char* what) {
+  throw std::system_error(err, std::generic_category(), what);
+}
+}  // namespace
+
+child_process child_process::spawn(const std::vector<std::string>& argv, bool quiet_stderr) {
+  if (argv.empty()) throw std::invalid_argument("child_process::spawn: empty argv");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno(errno, "pipe2");
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  if (quiet_stderr) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw_errno(rc, ("posix_spawn " + argv[0]).c_str());
+  }
+  child_process c;
+  c.pid_ = pid;
+  c.stdout_fd_ = fds[0];
+  return c;
+}
+
+child_process::child_process(child_process&& o) noexcept
+    : pid_(o.pid_), stdout_fd_(o.stdout_fd_), pending_(std::move(o.pending_)) {
+  o.pid_ = -1;
+  o.stdout_fd_ = -1;
+}
+
+child_process::~child_process() {
+  stop(std::chrono::milliseconds(2000));
+  if (stdout_fd_ >= 0) ::close(stdout_fd_);
+}
+
+std::optional<std::string> child_process::read_line(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto nl = pending_.find('\n'); nl != std::string::npos) {
+      std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      return line;
+    }
+    if (stdout_fd_ < 0) return std::nullopt;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd p{stdout_fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return std::nullopt;
+    char buf[4096];
+    const ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(stdout_fd_);
+      stdout_fd_ = -1;
+      if (pending_.empty()) return std::nullopt;
+      std::string line = std::move(pending_);
+      pending_.clear();
+      return line;
+    }
+    pending_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+int child_process::stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return -1;
+  int status = 0;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+std::optional<double> process_cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!in || !std::getline(in, text)) return std::nullopt;
+  // The command name (field 2) is in parentheses and may contain spaces: skip past the last ')'.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // After ')' come field 3 (state) onwards; utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15; ++i) {
+    if (!(rest >> field)) return std::nullopt;
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+std::optional<std::uint64_t> process_rss_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      std::istringstream fields(line.substr(6));
+      std::uint64_t kb = 0;
+      if (fields >> kb) return kb * 1024;
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint64_t raise_fd_limit(std::uint64_t wanted) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_cur < wanted) {
+    rlimit next = lim;
+    next.rlim_cur = (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= wanted) ? wanted : lim.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &next) == 0) lim = next;
+  }
+  return lim.rlim_cur;
+}
+
+}  // namespace bt::perf
