@@ -6,7 +6,9 @@
 add_library(bt_perf_support STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/stats.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/bare_echo.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/proc.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/proc.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/floor.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/report.cpp)
 target_include_directories(bt_perf_support PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(bt_perf_support PUBLIC bt::net bt::synapse)
 bt_target_defaults(bt_perf_support)
