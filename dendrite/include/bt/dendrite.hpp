@@ -1,0 +1,193 @@
+// bt::dendrite: the client a validator uses to query miners' axons (PROTOCOL sections 4 and 6).
+//
+//   bt::dendrite d(bt::keypair::from_uri("//Alice"));
+//   bt::examples::dummy q; q.dummy_input = 21;
+//   auto one = d.call(axon, q, 12.0);                 // blocking
+//   auto all = d.forward(metagraph_axons, q, 12.0);   // fan-out, results in the order of axons
+//   // from a coroutine, with any completion token:
+//   auto r = co_await d.async_call(axon, q, 12.0, boost::asio::use_awaitable);
+//
+// Every call returns the caller's synapse updated with the answer: dendrite.status_code 200 and
+// the miner's outputs on success, otherwise the status and message of docs/dendrite.md's table.
+// A call never throws and a fan-out never loses a result.
+#pragma once
+
+#include <bt/axon_info.hpp>
+#include <bt/dendrite_error.hpp>
+#include <bt/detail/dendrite_ops.hpp>
+#include <bt/keypair.hpp>
+#include <bt/synapse.hpp>
+#include <bt/version.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace spdlog {
+class logger;
+}
+
+namespace bt {
+
+namespace detail {
+struct dendrite_state;
+struct dendrite_runner;
+}  // namespace detail
+
+/// Options of a dendrite; pass by value, e.g. `bt::dendrite_options{.max_concurrency = 64}`.
+struct dendrite_options {
+  /// Value of bt_header_dendrite_ip. Empty (default): the local address of each connection,
+  /// which is what the axon sees on loopback and LAN; nothing is ever looked up on the internet.
+  /// When set, an axon whose ip equals it is reached at 127.0.0.1 (our own miner, PROTOCOL 4.1).
+  std::string external_ip;
+  /// version_as_int we announce. Python axons apply the nonce freshness rule only to versions
+  /// >= 7002000, so keep it at least that.
+  std::int64_t version = version_as_int;
+  /// I/O threads of a dendrite that owns its io_context. Signing (one sr25519 signature per
+  /// call) runs on them, so a fan-out is CPU-bound on this many cores; 1 leaves the other core
+  /// of a small machine to the rest of the validator.
+  unsigned threads = 1;
+  /// forward(): calls in flight at once. Each holds a socket (a file descriptor); Linux's
+  /// default soft limit is 1024 descriptors. Deadlines count from the forward() call, so a call
+  /// still queued at its deadline ends as 408 without a connection.
+  std::size_t max_concurrency = 256;
+  /// Idle keep-alive connections kept per axon endpoint. Concurrent callers of one axon need one
+  /// each; a validator querying each miner once per step needs one.
+  std::size_t max_idle_per_endpoint = 4;
+  /// Idle connections kept in total: bounds the descriptors a dendrite holds between steps.
+  std::size_t max_idle_total = 512;
+  /// An idle connection older than this is closed instead of reused (aiohttp keeps 15 s).
+  /// Connections the server already closed are detected before reuse, and a reused connection
+  /// failing before any response byte is retried once on a fresh one.
+  std::chrono::milliseconds idle_timeout{15'000};
+  /// Response body limit: a hostile miner cannot make the validator buffer more than this per
+  /// call (64 MiB, the axon's default request limit, is far above any honest synapse).
+  std::size_t max_response_body_bytes = 64u << 20;
+  /// Response head limit (status line + headers). bt headers are short; 64 KiB is generous.
+  std::size_t max_response_header_bytes = 64u << 10;
+  /// Where per-call lines ("dendrite | --> | ..." at debug) and warnings go; null: nowhere.
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+/// Counters for tests and monitoring (monotonic since construction).
+struct dendrite_stats {
+  std::uint64_t calls = 0;               ///< calls completed
+  std::uint64_t connections_opened = 0;  ///< TCP connects attempted
+  std::uint64_t connections_reused = 0;  ///< calls sent on a pooled connection
+  std::uint64_t retries = 0;             ///< reused connections that failed and were retried
+  std::size_t idle_connections = 0;      ///< currently pooled
+  std::size_t in_flight = 0;             ///< calls currently running
+};
+
+/// The validator's client. Thread safety: every member function may be called from any thread
+/// concurrently. Destruction cancels calls still running (they complete with 503
+/// "Request cancelled"), closes pooled connections and joins the dendrite's own threads; it must
+/// not run on one of those threads.
+class dendrite {
+ public:
+  using options = dendrite_options;
+  using executor_type = boost::asio::any_io_executor;
+
+  /// Owns an io_context run by options.threads threads. `hotkey` must hold a secret.
+  explicit dendrite(keypair hotkey, options opt = {});
+  /// Runs on `ex` (for example the validator's own io_context, run by the caller). Blocking
+  /// call()/forward() then need that context to be run by another thread.
+  dendrite(executor_type ex, keypair hotkey, options opt = {});
+  ~dendrite();
+  dendrite(const dendrite&) = delete;
+  dendrite& operator=(const dendrite&) = delete;
+
+  executor_type get_executor() const noexcept;
+  const keypair& hotkey() const noexcept;
+  /// This instance's uuid (uuid1 text), sent as bt_header_dendrite_uuid.
+  const std::string& uuid() const noexcept;
+  const options& get_options() const noexcept;
+  dendrite_stats stats() const;
+  /// Closes every pooled idle connection now.
+  void close_idle();
+
+  /// Queries one axon. Completion signature `void(T)`: the synapse updated with the answer.
+  /// `syn` and `target` are copied/moved into the operation; nothing needs to outlive the call.
+  /// `timeout` (seconds) is one total deadline over connect, send and receive.
+  /// Cancellation: the handler's cancellation slot (any type) ends the call with 503
+  /// "Request cancelled". The handler runs on its associated executor (a coroutine resumes on
+  /// its own executor); a handler without one runs on a dendrite I/O thread.
+  template <class T, boost::asio::completion_token_for<void(T)> Token>
+    requires std::is_base_of_v<synapse, T>
+  auto async_call(axon_info target, T syn, double timeout, Token&& token) {
+    return boost::asio::async_initiate<Token, void(T)>(
+        [this](auto handler, axon_info target, T syn, double timeout) {
+          auto result = std::make_unique<T>(std::move(syn));
+          const detail::synapse_ref ref = detail::make_synapse_ref(*result);
+          async_call_impl(std::move(target), ref, timeout,
+                          detail::result_handler<T, std::decay_t<decltype(handler)>>{
+                              std::move(handler), std::move(result)});
+        },
+        token, std::move(target), std::move(syn), timeout);
+  }
+
+  /// Queries every axon with its own copy of `syn` (as Python's model_copy()), at most
+  /// options.max_concurrency at once. Completion signature `void(std::vector<T>)`: one result
+  /// per axon, in the order of `axons`. Cancellation cancels every call still running.
+  template <class T, boost::asio::completion_token_for<void(std::vector<T>)> Token>
+    requires std::is_base_of_v<synapse, T>
+  auto async_forward(std::vector<axon_info> axons, T syn, double timeout, Token&& token) {
+    return boost::asio::async_initiate<Token, void(std::vector<T>)>(
+        [this](auto handler, std::vector<axon_info> axons, T syn, double timeout) {
+          auto results = std::make_unique<std::vector<T>>(axons.size(), syn);
+          std::vector<detail::synapse_ref> refs;
+          refs.reserve(results->size());
+          for (T& r : *results) refs.push_back(detail::make_synapse_ref(r));
+          async_forward_impl(std::move(axons), std::move(refs), timeout,
+                             detail::result_handler<std::vector<T>, std::decay_t<decltype(handler)>>{
+                                 std::move(handler), std::move(results)});
+        },
+        token, std::move(axons), std::move(syn), timeout);
+  }
+
+  /// Blocking async_call. Must not be called from a thread running the dendrite's executor.
+  template <class T>
+    requires std::is_base_of_v<synapse, T>
+  T call(const axon_info& target, T syn, double timeout = 12.0) {
+    check_blocking_allowed();
+    std::promise<T> p;
+    auto f = p.get_future();
+    async_call(target, std::move(syn), timeout,
+               [p = std::move(p)](T r) mutable { p.set_value(std::move(r)); });
+    return f.get();
+  }
+
+  /// Blocking async_forward. Must not be called from a thread running the dendrite's executor.
+  template <class T>
+    requires std::is_base_of_v<synapse, T>
+  std::vector<T> forward(const std::vector<axon_info>& axons, const T& syn, double timeout = 12.0) {
+    check_blocking_allowed();
+    std::promise<std::vector<T>> p;
+    auto f = p.get_future();
+    async_forward(axons, syn, timeout,
+                  [p = std::move(p)](std::vector<T> r) mutable { p.set_value(std::move(r)); });
+    return f.get();
+  }
+
+ private:
+  void async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
+                       boost::asio::any_completion_handler<void()> handler);
+  void async_forward_impl(std::vector<axon_info> axons, std::vector<detail::synapse_ref> refs,
+                          double timeout, boost::asio::any_completion_handler<void()> handler);
+  void check_blocking_allowed() const;
+
+  std::unique_ptr<detail::dendrite_runner> runner_;  // own io_context + threads (may be null)
+  std::shared_ptr<detail::dendrite_state> state_;    // shared with running operations
+};
+
+}  // namespace bt

@@ -1,0 +1,254 @@
+// The per-call codec of bt::dendrite: request encoding and response merging, without sockets
+// (detail/dendrite_ops.hpp). The hot path: one body hash (constant for types without hash
+// fields), one sr25519 signature, one JSON body and one header block per call, written into
+// buffers that keep their capacity between calls.
+#include <bt/detail/dendrite_ops.hpp>
+
+#include <bt/body_hash.hpp>
+#include <bt/header_codec.hpp>
+#include <bt/hex.hpp>
+#include <bt/json_body.hpp>
+
+#include <sodium.h>
+
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+
+namespace bt::detail {
+namespace {
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+/// Appends "name: value\r\n" lines straight into the request head.
+struct head_sink final : header_sink {
+  std::string& out;
+  explicit head_sink(std::string& o) : out(o) {}
+  void add(std::string_view name, std::string_view value) override {
+    out.append(name).append(": ").append(value).append("\r\n");
+  }
+};
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool is_hash_field(const synapse_descriptor& d, std::size_t index) noexcept {
+  for (std::size_t h : d.hash_fields())
+    if (h == index) return true;
+  return false;
+}
+
+template <class V>
+void take_if_set(std::optional<V>& to, const std::optional<V>& from) {
+  if (from) to = *from;
+}
+
+}  // namespace
+
+bool is_json_content_type(std::string_view value) noexcept {
+  // media type only, parameters (charset=...) ignored, as aiohttp's content_type property.
+  const auto semi = value.find(';');
+  std::string_view mt = trim(value.substr(0, semi));
+  constexpr std::string_view app = "application/";
+  if (mt.size() < app.size() || !iequals(mt.substr(0, app.size()), app)) return false;
+  std::string_view sub = mt.substr(app.size());
+  if (iequals(sub, "json")) return true;
+  // application/<x>+json (aiohttp: ^application/(?:[\w.+-]+?\+)?json)
+  if (sub.size() > 5 && iequals(sub.substr(sub.size() - 5), "+json")) {
+    for (char c : sub.substr(0, sub.size() - 5)) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '.' || c == '+' || c == '-';
+      if (!ok) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string host_header(std::string_view ip, std::uint16_t port) {
+  std::string h;
+  h.reserve(ip.size() + 8);
+  if (ip.find(':') != std::string_view::npos) {
+    h.push_back('[');
+    h.append(ip);
+    h.push_back(']');
+  } else {
+    h.append(ip);
+  }
+  h.push_back(':');
+  append_int(h, port);
+  return h;
+}
+
+std::string make_uuid1() {
+  // RFC 4122 version 1: 60-bit count of 100 ns intervals since 1582-10-15, a random 14-bit clock
+  // sequence and a random 48-bit node with the multicast bit set (RFC 4122 4.5: a node that is
+  // not a MAC address), which is what Python's uuid1() does on hosts without a readable MAC.
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::uint64_t t =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() / 100) +
+      0x01B21DD213814000ULL;
+  std::array<std::uint8_t, 8> rnd{};
+  randombytes_buf(rnd.data(), rnd.size());
+  const std::uint32_t time_low = static_cast<std::uint32_t>(t & 0xFFFFFFFFu);
+  const std::uint16_t time_mid = static_cast<std::uint16_t>((t >> 32) & 0xFFFFu);
+  const std::uint16_t time_hi = static_cast<std::uint16_t>(((t >> 48) & 0x0FFFu) | 0x1000u);
+  const std::uint16_t clock_seq = static_cast<std::uint16_t>(((rnd[0] << 8 | rnd[1]) & 0x3FFFu) | 0x8000u);
+  std::array<std::uint8_t, 6> node{rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]};
+  node[0] |= 0x01;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x", time_low,
+                time_mid, time_hi, clock_seq, node[0], node[1], node[2], node[3], node[4], node[5]);
+  return std::string(buf, 36);
+}
+
+void preset_request(synapse& s, const axon_info& target, double timeout,
+                    const request_identity& id, std::string_view dendrite_ip) {
+  s.timeout = timeout;
+  // New blocks, as Python builds new TerminalInfo objects (PROTOCOL 4.2 steps 2-3).
+  s.dendrite = terminal_info{};
+  if (!dendrite_ip.empty()) s.dendrite.ip = std::string(dendrite_ip);
+  s.dendrite.version = id.version;
+  s.dendrite.uuid = std::string(id.uuid);
+  s.dendrite.hotkey = std::string(id.hotkey);
+  s.axon = terminal_info{};
+  s.axon.ip = target.ip;
+  s.axon.port = target.port;
+  s.axon.hotkey = target.hotkey;
+}
+
+void encode_request(const synapse_descriptor& d, synapse& s, std::string_view dendrite_ip,
+                    std::int64_t nonce, const request_identity& id, std::string_view host,
+                    std::string& scratch, std::string& head, std::string& body) {
+  if (!dendrite_ip.empty()) s.dendrite.ip = std::string(dendrite_ip);
+  s.dendrite.nonce = nonce;
+  s.dendrite.signature.reset();
+
+  // "{nonce}.{dendrite_hotkey}.{axon_hotkey}.{uuid}.{body_hash}" (PROTOCOL 4.4)
+  scratch.clear();
+  append_int(scratch, nonce);
+  scratch.push_back('.');
+  scratch.append(id.hotkey);
+  scratch.push_back('.');
+  scratch.append(s.axon.hotkey ? std::string_view(*s.axon.hotkey) : std::string_view());
+  scratch.push_back('.');
+  scratch.append(id.uuid);
+  scratch.push_back('.');
+  if (d.hash_fields().empty())
+    scratch.append(d.constant_body_hash());
+  else
+    scratch.append(body_hash(d, s));
+  const signature_bytes sig = id.key->sign(std::string_view(scratch));
+  std::string signature;
+  signature.reserve(2 + 2 * sig.size());
+  signature.append("0x");
+  signature.append(to_hex(sig));
+  s.dendrite.signature = std::move(signature);
+
+  body.clear();
+  write_json_body(d, s, body, json_style::python_dumps);
+
+  head.clear();
+  head.append("POST ").append(d.route()).append(" HTTP/1.1\r\nHost: ").append(host);
+  head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
+  append_int(head, static_cast<std::int64_t>(body.size()));
+  head.append("\r\n");
+  head_sink sink(head);
+  to_headers(d, s, sink, to_headers_options{.body_bytes = body.size()});
+  head.append("\r\n");
+}
+
+std::error_code apply_response(const synapse_ref& ref, unsigned status,
+                               const boost::beast::http::fields& headers, std::string_view body,
+                               std::string& detail) {
+  namespace http = boost::beast::http;
+  const auto malformed = make_error_code(dendrite_errc::malformed_response);
+  synapse& s = *ref.object;
+  const synapse_descriptor& d = *ref.descriptor;
+
+  // aiohttp's response.json() checks the content type before anything else.
+  const auto ct = headers[http::field::content_type];
+  if (!is_json_content_type(std::string_view(ct.data(), ct.size()))) {
+    detail = "HTTP " + std::to_string(status) + " with content type '" +
+             std::string(ct.data(), ct.size()) + "', expected application/json";
+    return malformed;
+  }
+
+  // Headers: parsed completely (a malformed bt header value fails the call, as in Python),
+  // into a scratch base synapse.
+  synapse h;
+  if (error e = from_headers(headers, h); e) {
+    detail = e.message();
+    return malformed;
+  }
+
+  synapse_ptr server{nullptr, [](synapse*) {}};
+  std::optional<std::string> message;
+  if (status == 200) {
+    server = ref.make_blank(s);
+    if (error e = read_json_body(d, body, *server); e) {
+      detail = e.message();
+      return malformed;
+    }
+  } else {
+    json j;
+    if (error e = parse_json(body, j); e) {
+      detail = e.message();
+      return malformed;
+    }
+    if (!j.is_object()) {
+      detail = "HTTP " + std::to_string(status) + " body is not a JSON object";
+      return malformed;
+    }
+    if (auto it = j.find("message"); it != j.end() && !it->is_null()) {
+      if (!it->is_string()) {
+        detail = "HTTP " + std::to_string(status) + " body: message is not a string";
+        return malformed;
+      }
+      message = it->get<std::string>();
+    }
+  }
+
+  // Everything checked: merge.
+  if (server) {
+    for (const field_descriptor& f : d.fields())
+      if (!f.required() && !is_hash_field(d, f.index)) f.ops->assign(*server, s, f);
+    s.axon.status_code = server->axon.status_code;
+    s.axon.status_message = server->axon.status_message;
+    s.axon.process_time = server->axon.process_time;
+  } else {
+    s.axon.status_code = static_cast<std::int64_t>(status);
+    s.axon.status_message = std::move(message);
+  }
+  take_if_set(s.axon.status_code, h.axon.status_code);
+  take_if_set(s.axon.status_message, h.axon.status_message);
+  take_if_set(s.axon.process_time, h.axon.process_time);
+  take_if_set(s.axon.version, h.axon.version);
+  take_if_set(s.axon.nonce, h.axon.nonce);
+  take_if_set(s.axon.uuid, h.axon.uuid);
+  take_if_set(s.axon.signature, h.axon.signature);
+  s.dendrite.status_code = s.axon.status_code;
+  s.dendrite.status_message = s.axon.status_message;
+  return {};
+}
+
+}  // namespace bt::detail
