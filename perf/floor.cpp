@@ -24,7 +24,7 @@ constexpr const char* example_uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a";  //
 }  // namespace
 
 http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s, const keypair& dendrite_key,
-                                   const std::string& axon_hotkey, std::uint16_t axon_port) {
+                                   const std::string& axon_hotkey, std::uint16_t axon_port, bool sign) {
   s.timeout = 5.0;
   s.dendrite.ip = "127.0.0.1";
   s.dendrite.version = version_as_int;
@@ -37,8 +37,7 @@ http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s, cons
   const std::string hash = body_hash(d, s);
   const std::string message = std::to_string(*s.dendrite.nonce) + "." + *s.dendrite.hotkey + "." +
                               axon_hotkey + "." + *s.dendrite.uuid + "." + hash;
-  const auto sig = dendrite_key.sign(message);
-  s.dendrite.signature = "0x" + to_hex(sig);
+  if (sign) s.dendrite.signature = "0x" + to_hex(dendrite_key.sign(message));
 
   http_exchange ex;
   ex.target = d.route();

@@ -15,8 +15,9 @@ namespace bt::perf {
 /// SIGKILL after a grace period) and reaps it, so a failing run leaves no stray process.
 class child_process {
  public:
-  /// Starts `argv[0]` with the given arguments (no shell). stdin is /dev/null, stderr is
-  /// inherited unless `quiet_stderr`, stdout is a pipe. Throws std::system_error on failure.
+  /// Starts `argv[0]` (a path, or a name looked up in PATH) with the given arguments (no
+  /// shell). stdin is /dev/null, stderr is inherited unless `quiet_stderr`, stdout is a pipe.
+  /// Throws std::system_error on failure.
   static child_process spawn(const std::vector<std::string>& argv, bool quiet_stderr = false);
 
   child_process(child_process&& other) noexcept;

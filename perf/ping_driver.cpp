@@ -1,0 +1,117 @@
+#include "ping_driver.hpp"
+
+#include "payload_synapse.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <ostream>
+
+namespace bt::perf {
+
+namespace asio = boost::asio;
+
+namespace {
+
+/// Shared by the callers of one run. Every coroutine runs on the dendrite's executor; with
+/// several dendrite threads they may run in parallel, hence the mutex around the results.
+template <class T>
+struct run_state {
+  run_state(dendrite& d_, const axon_info& target_, const T& proto_, const drive_options& opt_)
+      : d(d_), target(target_), proto(proto_), opt(opt_) {}
+  dendrite& d;
+  const axon_info& target;
+  const T& proto;
+  const drive_options& opt;
+  std::chrono::steady_clock::time_point end{};
+  std::atomic<std::size_t> next{0};      ///< calls started
+  std::atomic<std::size_t> done{0};      ///< calls finished
+  std::size_t progress_step = 0;
+  std::mutex m;
+  ping_run run;
+
+  bool take_ticket(std::size_t& index) {
+    if (opt.duration.count() > 0) {
+      if (std::chrono::steady_clock::now() >= end) return false;
+      index = next.fetch_add(1);
+      return true;
+    }
+    index = next.fetch_add(1);
+    return index < opt.count;
+  }
+};
+
+void draw_progress(std::size_t done, std::size_t total) {
+  constexpr int width = 40;
+  const int filled = static_cast<int>(static_cast<double>(done) / static_cast<double>(total) * width);
+  std::printf("\r[%.*s%*s] %3d%% %zu/%zu", filled, "########################################", width - filled, "",
+              static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)), done, total);
+  std::fflush(stdout);
+}
+
+template <class T>
+asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st) {
+  std::size_t index = 0;
+  while (st->take_ticket(index)) {
+    T result = co_await st->d.async_call(st->target, st->proto, st->opt.timeout, asio::use_awaitable);
+    const double us = result.dendrite.process_time.value_or(0.0) * 1e6;
+    const std::int64_t status = result.dendrite.status_code.value_or(0);
+    {
+      std::lock_guard lock(st->m);
+      st->run.latency_us.push_back(us);
+      if (status != 200) st->run.failures[status]++;
+      if (st->opt.verbose) {
+        *st->opt.verbose << "query " << index + 1 << ": status " << status << ", process_time "
+                         << result.dendrite.process_time.value_or(0.0) << " s";
+        if (status != 200) *st->opt.verbose << ", message " << result.dendrite.status_message.value_or("");
+        *st->opt.verbose << "\n";
+      }
+    }
+    const std::size_t finished = st->done.fetch_add(1) + 1;
+    if (st->opt.progress && st->progress_step && finished % st->progress_step == 0) {
+      std::lock_guard lock(st->m);
+      draw_progress(finished, st->opt.count);
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+ping_run drive(dendrite& d, const axon_info& target, const T& proto, const drive_options& opt) {
+  auto st = std::make_shared<run_state<T>>(d, target, proto, opt);
+  const std::size_t callers = std::max<std::size_t>(1, opt.concurrency);
+  st->run.concurrency = callers;
+  if (opt.duration.count() <= 0) {
+    st->run.latency_us.reserve(opt.count);
+    if (opt.progress) st->progress_step = std::max<std::size_t>(1, opt.count / 100);
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  st->end = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt.duration);
+  std::vector<std::future<void>> finished;
+  finished.reserve(callers);
+  for (std::size_t i = 0; i < callers; ++i)
+    finished.push_back(asio::co_spawn(d.get_executor(), caller<T>(st), asio::use_future));
+  for (auto& f : finished) f.get();  // rethrows a caller's exception (a bug: calls never throw)
+  st->run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (opt.progress) {
+    std::printf("\r%*s\r", 70, "");
+    std::fflush(stdout);
+  }
+  return std::move(st->run);
+}
+
+template ping_run drive<synapse>(dendrite&, const axon_info&, const synapse&, const drive_options&);
+template ping_run drive<payload_synapse>(dendrite&, const axon_info&, const payload_synapse&,
+                                         const drive_options&);
+
+}  // namespace bt::perf

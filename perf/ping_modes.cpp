@@ -1,0 +1,324 @@
+#include "ping_modes.hpp"
+
+#include "bare_echo.hpp"
+#include "floor.hpp"
+#include "payload_synapse.hpp"
+#include "stats.hpp"
+
+#include <bt/json.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+namespace bt::perf {
+
+namespace {
+
+std::string f(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string strip_brackets(std::string ip) {
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') return ip.substr(1, ip.size() - 2);
+  return ip;
+}
+
+bool is_loopback_ip(const std::string& ip) {
+  return ip.rfind("127.", 0) == 0 || ip == "::1" || ip == "localhost" || ip == "::ffff:127.0.0.1";
+}
+
+/// Finds the bt-axon to spawn: --axon-binary, the one built alongside (compile-time path, then
+/// next to this executable's build folder), else "bt-axon" from PATH.
+std::string axon_binary(const ping_config& cfg) {
+  if (!cfg.axon_binary.empty()) return cfg.axon_binary;
+#ifdef BT_AXON_BINARY
+  if (std::filesystem::exists(BT_AXON_BINARY)) return BT_AXON_BINARY;
+#endif
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const auto& rel : {"../axon/bt-axon", "../axon/cli/bt-axon", "bt-axon"}) {
+      const auto p = self.parent_path() / rel;
+      if (std::filesystem::exists(p)) return p.lexically_normal().string();
+    }
+  }
+  return "bt-axon";
+}
+
+std::size_t count_fds(pid_t pid) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return n;
+}
+
+/// Turns request signing off when this dendrite has such an option (a template, so that the
+/// member is only looked up where it exists).
+template <class Options>
+void set_skip_signing(Options& o, bool skip) {
+  if constexpr (requires { o.insecure_skip_signing = skip; }) {
+    o.insecure_skip_signing = skip;
+  } else if (skip) {
+    std::cerr << "bt-ping: this dendrite cannot skip signing; --no-crypto turns off only the axon's "
+                 "verification\n";
+  }
+}
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+}  // namespace
+
+axon_info parse_target(const std::string& text) {
+  const auto last = text.rfind(':');
+  if (last == std::string::npos || last == 0) throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
+  const auto mid = text.rfind(':', last - 1);
+  if (mid == std::string::npos) throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
+  axon_info a;
+  a.ip = strip_brackets(text.substr(0, mid));
+  a.ip_type = a.ip.find(':') != std::string::npos ? 6 : 4;
+  const std::string port = text.substr(mid + 1, last - mid - 1);
+  a.hotkey = text.substr(last + 1);
+  int p = 0;
+  try {
+    p = std::stoi(port);
+  } catch (const std::exception&) {
+    p = -1;
+  }
+  if (a.ip.empty() || p <= 0 || p > 65535 || a.hotkey.empty())
+    throw std::invalid_argument("--target must be IP:PORT:HOTKEY, got '" + text + "'");
+  a.port = static_cast<std::uint16_t>(p);
+  return a;
+}
+
+bool is_loopback_target(const std::string& text) {
+  try {
+    return is_loopback_ip(parse_target(text).ip);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+axon_options in_process_axon_options(const ping_config& cfg) {
+  axon_options o = axon_options::loopback();
+  o.io_threads = cfg.axon_threads;
+  o.insecure_skip_verification = cfg.no_crypto;
+  // Failures and the --no-crypto warning go to stderr; the access log (debug) stays off.
+  auto logger = spdlog::get("axon");
+  if (!logger) logger = spdlog::stderr_color_mt("axon");
+  logger->set_level(spdlog::level::warn);
+  o.logger = logger;
+  return o;
+}
+
+void attach_payload_route(axon& ax) {
+  ax.attach<payload_synapse>([](payload_synapse&) -> boost::asio::awaitable<void> { co_return; });
+}
+
+child_process spawn_axon(const ping_config& cfg, axon_info& info) {
+  std::vector<std::string> argv = {axon_binary(cfg), "--uri", cfg.axon_uri, "--axon.ip", "127.0.0.1",
+                                   "--axon.port", "0"};
+  if (cfg.no_crypto) argv.push_back("--insecure-skip-verification");
+  child_process child = child_process::spawn(argv);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto line = child.read_line(std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now()));
+    if (!line) break;
+    const json j = json::parse(*line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("port")) continue;  // not the AxonInfo line
+    const error err = axon_info_from_json(j, info);
+    if (err) throw std::runtime_error("bt-axon printed a bad AxonInfo line: " + err.message());
+    return child;
+  }
+  throw std::runtime_error("bt-axon (" + argv[0] + ") did not print its AxonInfo line within 20 s");
+}
+
+void warn_no_crypto(const axon_info& target) {
+  auto logger = spdlog::get("bt-ping");
+  if (!logger) logger = spdlog::stderr_color_mt("bt-ping");
+  logger->warn(
+      "--no-crypto: axon signature/nonce verification and dendrite signing are OFF for {}:{}. This measures "
+      "framework overhead only; never run an axon like this on a network.",
+      target.ip, target.port);
+}
+
+dendrite_options dendrite_options_for(const ping_config& cfg) {
+  dendrite_options o;
+  o.threads = std::max(1u, cfg.dendrite_threads);
+  o.max_concurrency = std::max<std::size_t>(o.max_concurrency, cfg.concurrency);
+  o.max_idle_per_endpoint = std::max<std::size_t>(o.max_idle_per_endpoint, cfg.concurrency);
+  o.max_idle_total = std::max<std::size_t>(o.max_idle_total, cfg.concurrency);
+  set_skip_signing(o, cfg.no_crypto);
+  return o;
+}
+
+ping_run drive_any(const ping_config& cfg, dendrite& d, const axon_info& target, const drive_options& opt) {
+  if (cfg.payload > 0) {
+    payload_synapse p;
+    p.data.assign(cfg.payload, 'x');
+    return drive(d, target, p, opt);
+  }
+  return drive(d, target, synapse{}, opt);
+}
+
+baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, const axon_info& target) {
+  http_exchange ex;
+  if (cfg.payload > 0) {
+    payload_synapse p;
+    p.data.assign(cfg.payload, 'x');
+    ex = make_signed_exchange(descriptor_of<payload_synapse>(), p, key, target.hotkey, target.port, !cfg.no_crypto);
+  } else {
+    synapse s;
+    ex = make_signed_exchange(descriptor_of<synapse>(), s, key, target.hotkey, target.port, !cfg.no_crypto);
+  }
+  baseline_figures b;
+  const auto bare = run_bare_echo(ex, std::clamp<std::size_t>(cfg.count, 1000, 20'000));
+  b.bare = summarize(bare.rtt_us);
+  b.request_bytes = bare.request_bytes;
+  b.response_bytes = bare.response_bytes;
+  b.crypto = measure_crypto(key, 2000);
+  b.signed_ping = !cfg.no_crypto;
+  return b;
+}
+
+int run_cpu_mode(const ping_config& cfg, dendrite& d, const axon_info& target, const keypair& key,
+                 pid_t axon_pid, drive_options opt) {
+  // Open the connections and warm both ends before the window.
+  drive_options warm = opt;
+  warm.duration = std::chrono::duration<double>(0.5);
+  warm.verbose = nullptr;
+  warm.progress = false;
+  drive_any(cfg, d, target, warm);
+
+  opt.duration = std::chrono::duration<double>(cfg.axon_cpu_seconds);
+  opt.progress = false;
+  const auto cpu0 = process_cpu_seconds(axon_pid);
+  const ping_run run = drive_any(cfg, d, target, opt);
+  const auto cpu1 = process_cpu_seconds(axon_pid);
+  if (!cpu0 || !cpu1) throw std::runtime_error("could not read the axon's CPU time from /proc");
+
+  const summary s = summarize(run.latency_us);
+  print_summary(std::cout, run, s);
+  const double n = static_cast<double>(run.latency_us.size());
+  const double cpu_us = (*cpu1 - *cpu0) * 1e6 / std::max(1.0, n);
+  const crypto_timings c = measure_crypto(key, 2000);
+  const double goal = cfg.no_crypto ? 15.0 : 1.15 * (c.verify_us + c.sign_us) + 15.0;
+  std::cout << "Axon CPU: " << f("%.1f", cpu_us) << " us per request (user+sys " << f("%.2f", *cpu1 - *cpu0)
+            << " s over " << run.latency_us.size() << " requests in " << f("%.1f", run.wall_seconds)
+            << " s at concurrency " << run.concurrency << ")\n";
+  if (cfg.no_crypto)
+    std::cout << "Axon CPU goal: <= 15.0 us per request without crypto\n";
+  else
+    std::cout << "Axon CPU goal: <= " << f("%.1f", goal) << " us = 1.15 x (verify " << f("%.1f", c.verify_us)
+              << " + sign " << f("%.1f", c.sign_us) << ") + 15 us; ratio " << f("%.3f", cpu_us / goal) << "\n";
+  if (!cfg.json_file.empty()) {
+    json extra = json::object();
+    extra["mode"] = mode_name(cfg);
+    extra["axon_cpu_us_per_request"] = cpu_us;
+    extra["axon_cpu_seconds"] = *cpu1 - *cpu0;
+    extra["axon_cpu_goal_us"] = goal;
+    extra["sign_us"] = c.sign_us;
+    extra["verify_us"] = c.verify_us;
+    std::ofstream(cfg.json_file) << to_json(run, s, nullptr, extra).dump(2) << "\n";
+  }
+  return run.failures.empty() ? 0 : 1;
+}
+
+int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_pid) {
+  using namespace std::chrono_literals;
+  std::this_thread::sleep_for(300ms);
+  const auto rss_start = process_rss_bytes(axon_pid).value_or(0);
+
+  const keypair key = keypair::from_uri(cfg.uri);
+  {
+    // A few pings so that everything lazily built (descriptors, pools, tables) exists.
+    dendrite warm(key, dendrite_options_for(cfg));
+    drive_any(cfg, warm, target, {.count = 200, .timeout = cfg.timeout});
+  }
+  std::this_thread::sleep_for(300ms);
+  const auto rss_idle = process_rss_bytes(axon_pid).value_or(0);
+  const std::size_t fds_idle = count_fds(axon_pid);
+
+  // Our side needs one descriptor per connection too.
+  const std::uint64_t limit = raise_fd_limit(cfg.connections + 512);
+  if (limit < cfg.connections + 64)
+    std::cerr << "bt-ping: warning: the file-descriptor limit is " << limit << ", fewer than "
+              << cfg.connections << " connections will open\n";
+
+  // One call per connection, all in flight at once, so the dendrite opens `connections`
+  // connections and keeps every one idle in its pool afterwards.
+  dendrite_options o = dendrite_options_for(cfg);
+  o.max_concurrency = cfg.connections;
+  o.max_idle_per_endpoint = cfg.connections;
+  o.max_idle_total = cfg.connections;
+  o.idle_timeout = std::chrono::milliseconds(120'000);
+  dendrite many(key, o);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<synapse> answers =
+      many.forward(std::vector<axon_info>(cfg.connections, target), synapse{}, std::max(cfg.timeout, 60.0));
+  const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::map<std::int64_t, std::size_t> statuses;
+  for (const auto& a : answers) statuses[a.dendrite.status_code.value_or(0)]++;
+  std::this_thread::sleep_for(500ms);
+  const auto rss_conn = process_rss_bytes(axon_pid).value_or(0);
+  const std::size_t fds_conn = count_fds(axon_pid);
+  const std::size_t pooled = many.stats().idle_connections;
+
+  std::cout << "Axon RSS at start: " << f("%.1f", mib(rss_start)) << " MiB\n";
+  std::cout << "Axon RSS idle (after 200 pings): " << f("%.1f", mib(rss_idle)) << " MiB (" << fds_idle
+            << " fds; goal <= 20 MB)\n";
+  std::cout << "Axon RSS with " << pooled << " idle keep-alive connections: " << f("%.1f", mib(rss_conn))
+            << " MiB (" << fds_conn << " fds; goal <= 80 MB with 10,000), "
+            << f("%.2f", static_cast<double>(rss_conn - std::min(rss_conn, rss_idle)) / 1024.0 /
+                             std::max<double>(1.0, static_cast<double>(pooled)))
+            << " KiB per connection\n";
+  std::cout << "Opening them took " << f("%.2f", open_s) << " s; answers:";
+  for (const auto& [status, n] : statuses) std::cout << " " << status << ": " << n;
+  std::cout << "\n";
+  if (!cfg.json_file.empty()) {
+    json j = json::object();
+    j["mode"] = "memory";
+    j["rss_start_bytes"] = rss_start;
+    j["rss_idle_bytes"] = rss_idle;
+    j["rss_connections_bytes"] = rss_conn;
+    j["connections_requested"] = cfg.connections;
+    j["connections_pooled"] = pooled;
+    j["axon_fds_idle"] = fds_idle;
+    j["axon_fds_connections"] = fds_conn;
+    json st = json::object();
+    for (const auto& [status, n] : statuses) st[std::to_string(status)] = n;
+    j["statuses"] = std::move(st);
+    std::ofstream(cfg.json_file) << j.dump(2) << "\n";
+  }
+  return statuses.size() == 1 && statuses.count(200) ? 0 : 1;
+}
+
+std::string mode_name(const ping_config& cfg) {
+  std::string m = !cfg.target.empty() ? "target" : cfg.cross_process ? "cross-process" : "in-process";
+  if (cfg.no_crypto) m += ",no-crypto";
+  if (cfg.payload > 0) m += ",payload=" + std::to_string(cfg.payload);
+  if (cfg.concurrency > 1) m += ",concurrency=" + std::to_string(cfg.concurrency);
+  if (cfg.axon_cpu_seconds > 0) m += ",axon-cpu";
+  return m;
+}
+
+std::string histogram_title(const ping_config& cfg, const summary& s) {
+  return "bt-ping latency (" + mode_name(cfg) + "), " + std::to_string(s.count) + " queries";
+}
+
+}  // namespace bt::perf

@@ -1,0 +1,72 @@
+// bt-ping's configuration and the pieces of its modes: setting up the axon (in-process or a
+// spawned bt-axon), the floor (--baseline), axon CPU per request (--axon-cpu) and axon memory
+// (--memory).
+#pragma once
+
+#include "ping_driver.hpp"
+#include "proc.hpp"
+#include "report.hpp"
+
+#include <bt/axon.hpp>
+#include <bt/dendrite.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace bt::perf {
+
+struct ping_config {
+  std::size_t count = 10'000;
+  std::string target;             ///< IP:PORT:HOTKEY of a running axon; empty: our own
+  bool cross_process = false;     ///< spawn bt-axon instead of an in-process axon
+  std::string axon_binary;        ///< empty: the bt-axon built with bt-ping, else PATH
+  std::string uri = "//Alice";    ///< dendrite hotkey (a dev key: the benchmark holds no funds)
+  std::string axon_uri = "//Bob"; ///< hotkey of the axon we start
+  double timeout = 5.0;           ///< the original measurement's timeout
+  std::size_t warmup = 0;         ///< the original loop had none
+  std::size_t concurrency = 1;
+  std::size_t payload = 0;        ///< 0: the base Synapse; else Payload with this many bytes
+  bool no_crypto = false;
+  bool baseline = false;
+  std::string json_file;
+  std::string histogram_file;
+  bool verbose = false;
+  double axon_cpu_seconds = 0;    ///< > 0: axon CPU mode for this long
+  bool memory = false;
+  std::size_t connections = 10'000;
+  std::size_t axon_threads = 2;
+  unsigned dendrite_threads = 1;
+};
+
+/// "IP:PORT:HOTKEY" (IPv6 may be bracketed) -> AxonInfo. Throws std::invalid_argument.
+axon_info parse_target(const std::string& text);
+/// Whether the target's IP is a loopback address (127.0.0.0/8, ::1, localhost).
+bool is_loopback_target(const std::string& text);
+
+axon_options in_process_axon_options(const ping_config& cfg);
+/// Serves payload_synapse with a coroutine that echoes it back (the request's data travels
+/// both ways, as a real answer of that size would).
+void attach_payload_route(axon& ax);
+/// Starts bt-axon on 127.0.0.1 port 0 with --uri cfg.axon_uri and waits (20 s at most) for its
+/// AxonInfo line. Throws std::runtime_error when it does not come.
+child_process spawn_axon(const ping_config& cfg, axon_info& info);
+/// Logs loudly (stderr, warn) that verification and signing are off.
+void warn_no_crypto(const axon_info& target);
+dendrite_options dendrite_options_for(const ping_config& cfg);
+
+/// drive() with the base Synapse, or with a Payload of cfg.payload bytes.
+ping_run drive_any(const ping_config& cfg, dendrite& d, const axon_info& target, const drive_options& opt);
+
+/// The floor of one ping of this configuration, measured now in this process.
+baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, const axon_info& target);
+
+/// --axon-cpu: drives the spawned axon `axon_pid` and prints its CPU time per request.
+int run_cpu_mode(const ping_config& cfg, dendrite& d, const axon_info& target, const keypair& key,
+                 pid_t axon_pid, drive_options opt);
+/// --memory: RSS of the spawned axon idle, then with cfg.connections idle keep-alive connections.
+int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_pid);
+
+std::string mode_name(const ping_config& cfg);
+std::string histogram_title(const ping_config& cfg, const summary& s);
+
+}  // namespace bt::perf
