@@ -54,7 +54,7 @@ int run(const ping_config& cfg) {
 
   if (cfg.memory) return run_memory_mode(cfg, target, child->pid());
 
-  const bt::keypair key = bt::keypair::from_uri(cfg.uri);
+  const bt::keypair key = dendrite_key(cfg);
   bt::dendrite d(key, dendrite_options_for(cfg));
 
   const bool on_terminal = ::isatty(STDOUT_FILENO) == 1;
@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   app.add_flag("--cross-process", cfg.cross_process, "Spawn bt-axon as a separate process and ping it");
   app.add_option("--axon-binary", cfg.axon_binary, "bt-axon to spawn (default: the one built with bt-ping)");
   app.add_option("--uri", cfg.uri, "Secret URI of the dendrite's hotkey (default //Alice)");
+  app.add_option("--wallet.path", cfg.wallet_path, "Sign with this wallet's hotkey instead of --uri");
+  app.add_option("--wallet.name", cfg.wallet_name, "Wallet name (with --wallet.path; default BT_WALLET_NAME or default)");
+  app.add_option("--wallet.hotkey", cfg.wallet_hotkey, "Hotkey name (default BT_WALLET_HOTKEY or default)");
   app.add_option("--axon-uri", cfg.axon_uri, "Secret URI of a spawned or in-process axon's hotkey (default //Bob)");
   app.add_option("--timeout", cfg.timeout, "Per-call timeout in seconds (default 5)");
   app.add_option("--warmup", cfg.warmup, "Untimed calls before the measurement (default 0, as the original)");

@@ -6,6 +6,7 @@
 #include "stats.hpp"
 
 #include <bt/json.hpp>
+#include <bt/wallet.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -82,6 +83,16 @@ void set_skip_signing(Options& o, bool skip) {
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 }  // namespace
+
+keypair dendrite_key(const ping_config& cfg) {
+  if (cfg.wallet_path.empty() && cfg.wallet_name.empty() && cfg.wallet_hotkey.empty())
+    return keypair::from_uri(cfg.uri);
+  wallet_config wc = wallet_config::from_env();
+  if (!cfg.wallet_path.empty()) wc.path = cfg.wallet_path;
+  if (!cfg.wallet_name.empty()) wc.name = cfg.wallet_name;
+  if (!cfg.wallet_hotkey.empty()) wc.hotkey = cfg.wallet_hotkey;
+  return wallet(wc).load_hotkey();
+}
 
 axon_info parse_target(const std::string& text) {
   const auto last = text.rfind(':');
@@ -244,7 +255,7 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
   std::this_thread::sleep_for(300ms);
   const auto rss_start = process_rss_bytes(axon_pid).value_or(0);
 
-  const keypair key = keypair::from_uri(cfg.uri);
+  const keypair key = dendrite_key(cfg);
   {
     // A few pings so that everything lazily built (descriptors, pools, tables) exists.
     dendrite warm(key, dendrite_options_for(cfg));

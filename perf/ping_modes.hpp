@@ -21,6 +21,8 @@ struct ping_config {
   bool cross_process = false;     ///< spawn bt-axon instead of an in-process axon
   std::string axon_binary;        ///< empty: the bt-axon built with bt-ping, else PATH
   std::string uri = "//Alice";    ///< dendrite hotkey (a dev key: the benchmark holds no funds)
+  /// Dendrite hotkey from a wallet instead of --uri (set when any --wallet.* flag is given).
+  std::string wallet_path, wallet_name, wallet_hotkey;
   std::string axon_uri = "//Bob"; ///< hotkey of the axon we start
   double timeout = 5.0;           ///< the original measurement's timeout
   std::size_t warmup = 0;         ///< the original loop had none
@@ -37,6 +39,9 @@ struct ping_config {
   std::size_t axon_threads = 2;
   unsigned dendrite_threads = 1;
 };
+
+/// The dendrite's hotkey: the wallet's when a --wallet.* flag was given, else --uri.
+keypair dendrite_key(const ping_config& cfg);
 
 /// "IP:PORT:HOTKEY" (IPv6 may be bracketed) -> AxonInfo. Throws std::invalid_argument.
 axon_info parse_target(const std::string& text);

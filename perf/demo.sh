@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# perf/demo.sh [BUILD_DIR]: the ping demo that scripts/demo runs once everything is built.
+#
+# Creates a throwaway wallet in a temporary folder (bt-wallet; dev keys if it is unavailable),
+# starts bt-axon on a free loopback port, runs bt-ping against it with 10,000 sequential signed
+# queries (the original Bittensor measurement, plus the floor of the same run), prints the
+# summary, stops the axon and removes the folder, whatever happens (trap).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+[[ $build == /* ]] || build=$root/$build
+count=${BT_DEMO_COUNT:-10000}
+
+find_tool() {  # the first executable named $1 under the build folder
+  find "$build" -maxdepth 4 -type f -name "$1" -perm -u+x 2>/dev/null | head -n 1
+}
+ping=$build/perf/bt-ping
+axon=$(find_tool bt-axon)
+wallet_tool=$(find_tool bt-wallet)
+[[ -x $ping ]] || { echo "demo: $ping is missing (build first)" >&2; exit 1; }
+[[ -n $axon ]] || { echo "demo: bt-axon is missing under $build (build first)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bt-demo.XXXXXX")
+axon_pid=
+cleanup() {
+  if [[ -n $axon_pid ]] && kill -0 "$axon_pid" 2>/dev/null; then
+    kill -TERM "$axon_pid" 2>/dev/null || true
+    wait "$axon_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "== A throwaway wallet in $work"
+wallet_flags=(--wallet.path "$work/wallets" --wallet.name demo)
+if [[ -n $wallet_tool ]] &&
+   "$wallet_tool" new-coldkey "${wallet_flags[@]}" --no-password >"$work/wallet.log" 2>&1 </dev/null &&
+   "$wallet_tool" new-hotkey "${wallet_flags[@]}" --wallet.hotkey miner >>"$work/wallet.log" 2>&1 </dev/null &&
+   "$wallet_tool" new-hotkey "${wallet_flags[@]}" --wallet.hotkey validator >>"$work/wallet.log" 2>&1 </dev/null; then
+  axon_key=("${wallet_flags[@]}" --wallet.hotkey miner)
+  ping_key=("${wallet_flags[@]}" --wallet.hotkey validator)
+  echo "wallet 'demo' with hotkeys 'miner' (axon) and 'validator' (dendrite)"
+else
+  echo "bt-wallet unavailable or failed; using dev keys //Bob (axon) and //Alice (dendrite)"
+  [[ -s $work/wallet.log ]] && sed 's/^/  bt-wallet: /' "$work/wallet.log" >&2
+  axon_key=(--uri //Bob)
+  ping_key=(--uri //Alice)
+fi
+
+echo "== bt-axon on a free loopback port"
+"$axon" "${axon_key[@]}" --axon.ip 127.0.0.1 --axon.port 0 >"$work/axon.out" 2>"$work/axon.err" </dev/null &
+axon_pid=$!
+info=
+for _ in $(seq 1 200); do  # up to 20 s for its AxonInfo line
+  info=$(grep -m 1 '"port"' "$work/axon.out" 2>/dev/null || true)
+  [[ -n $info ]] && break
+  if ! kill -0 "$axon_pid" 2>/dev/null; then
+    echo "demo: bt-axon exited before listening:" >&2; cat "$work/axon.err" >&2; exit 1
+  fi
+  sleep 0.1
+done
+[[ -n $info ]] || { echo "demo: bt-axon printed no AxonInfo line within 20 s" >&2; cat "$work/axon.err" >&2; exit 1; }
+echo "$info"
+port=$(sed -E 's/.*"port": *([0-9]+).*/\1/' <<<"$info")
+hotkey=$(sed -E 's/.*"hotkey": *"([^"]*)".*/\1/' <<<"$info")
+
+echo "== bt-ping: $count sequential queries of the base Synapse (timeout 5), as the original measurement"
+status=0
+"$ping" --target "127.0.0.1:$port:$hotkey" "${ping_key[@]}" --count "$count" --baseline || status=$?
+
+echo "== Stopping bt-axon"
+kill -TERM "$axon_pid"
+axon_status=0
+wait "$axon_pid" || axon_status=$?
+axon_pid=
+echo "bt-axon exited with status $axon_status"
+echo "(Python bittensor, same loop: 43.9 ms per ping before the schema cache, 2.7 ms after it, 8.3 ms without it.)"
+exit "$status"

@@ -1,0 +1,16 @@
+# bt-ping smoke tests (issue 6): the in-process ping and the cross-process ping against a spawned
+# bt-axon both run and print the seed-format summary. Exit status and output lines only; no
+# timings are asserted. (tests/ is configured before perf/, so test the conditions bt-ping is
+# built under rather than the target itself.)
+if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
+  add_test(NAME "perf: bt-ping in-process"
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--count|200" -DEXPECT_COUNT=200
+                   -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
+  set_tests_properties("perf: bt-ping in-process" PROPERTIES TIMEOUT 240)
+  if(BT_BUILD_TOOLS)
+    add_test(NAME "perf: bt-ping cross-process"
+             COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--cross-process|--count|100"
+                     -DEXPECT_COUNT=100 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
+    set_tests_properties("perf: bt-ping cross-process" PROPERTIES TIMEOUT 240)
+  endif()
+endif()
