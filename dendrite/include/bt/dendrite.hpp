@@ -49,7 +49,7 @@ struct dendrite_options {
   /// Value of bt_header_dendrite_ip. Empty (default): the local address of each connection,
   /// which is what the axon sees on loopback and LAN; nothing is ever looked up on the internet.
   /// When set, an axon whose ip equals it is reached at 127.0.0.1 (our own miner, PROTOCOL 4.1).
-  std::string external_ip;
+  std::string external_ip{};
   /// version_as_int we announce. Python axons apply the nonce freshness rule only to versions
   /// >= 7002000, so keep it at least that.
   std::int64_t version = version_as_int;
@@ -76,7 +76,7 @@ struct dendrite_options {
   /// Response head limit (status line + headers). bt headers are short; 64 KiB is generous.
   std::size_t max_response_header_bytes = 64u << 10;
   /// Where per-call lines ("dendrite | --> | ..." at debug) and warnings go; null: nowhere.
-  std::shared_ptr<spdlog::logger> logger;
+  std::shared_ptr<spdlog::logger> logger{};
 };
 
 /// Counters for tests and monitoring (monotonic since construction).
