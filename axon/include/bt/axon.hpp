@@ -1,0 +1,221 @@
+// bt::axon: the HTTP server a miner runs, wire-compatible with Python validators (PROTOCOL 5).
+//
+//   bt::axon ax(bt::keypair::from_uri("//Bob"), {.port = 8091});
+//   ax.attach<my_synapse>([](my_synapse& s, const bt::request_context& caller) {
+//     s.output = s.input * 2;                          // runs on the worker pool
+//   }, {.blacklist = [](const bt::synapse&, const bt::request_context& caller) {
+//         return caller.hotkey == banned ? bt::verdict::deny("banned") : bt::verdict::allow();
+//       },
+//       .priority = [](const bt::synapse&, const bt::request_context& caller) { return stake(caller.hotkey); }});
+//   ax.start();                                        // listening; ax.info() is the AxonInfo
+//   ...
+//   ax.stop();                                         // drains in-flight requests
+//
+// Every request passes, in this order and before its body is read where possible: header limits,
+// exact route match, header parse, signature + nonce verification against this axon's hotkey,
+// blacklist (on the verified caller), priority admission to a bounded queue, body read (size
+// limit), body hash check, forward (worker pool or coroutine) under the request's deadline, and
+// the response. See axon/src/pipeline.cpp and docs/axon.md.
+#pragma once
+
+#include <bt/axon_info.hpp>
+#include <bt/axon_options.hpp>
+#include <bt/dynamic_synapse.hpp>
+#include <bt/keypair.hpp>
+#include <bt/request_context.hpp>
+#include <bt/synapse.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace bt {
+
+/// The answer of a blacklist or custom verify function.
+struct verdict {
+  bool allowed = true;
+  std::string reason;  ///< shown to the client when denied
+
+  static verdict allow() { return {}; }
+  static verdict deny(std::string reason) { return {false, std::move(reason)}; }
+};
+
+/// Per-route policy. The functions receive the *header view* of the request (base synapse fields
+/// as sent in headers; the body has not been read yet) and the verified caller. They run on an
+/// I/O thread, possibly concurrently: keep them fast, non-blocking and thread-safe.
+struct route_options {
+  /// Denied -> 403 `Forbidden. Key is blacklisted: {reason}.` Runs after verification, so the
+  /// hotkey it sees is authenticated (Python runs it before, on a claim: D4).
+  std::function<verdict(const synapse& headers, const request_context& caller)> blacklist;
+  /// Queue order: higher first, first come first served among equals (Python computes it and then
+  /// ignores it: D15). Absent: 0.
+  std::function<double(const synapse& headers, const request_context& caller)> priority;
+  /// An extra check after the built-in signature and freshness checks (never instead of them, so
+  /// it cannot reopen D1). Denied -> 401 `Not Verified with error: {reason}`.
+  std::function<verdict(const synapse& headers, const request_context& caller)> verify;
+};
+
+/// Thrown by a forward function to answer with its own status: HTTP `status()` and
+/// {"message": what()} with the bt headers (Python's SynapseException with a preset status).
+/// Any other exception gives 500 `Internal Server Error #<id>` (details only in the log).
+class forward_error : public std::runtime_error {
+ public:
+  forward_error(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+namespace detail {
+
+/// An owned synapse of a route's concrete type (bt::synapse has no virtual destructor).
+using synapse_ptr = std::unique_ptr<synapse, void (*)(synapse*)>;
+
+/// A route with its types erased; built by axon::attach.
+struct route_spec {
+  std::shared_ptr<const synapse_descriptor> type;
+  std::function<synapse_ptr()> make;  ///< a default-constructed object of the route's type
+  /// Exactly one of the two is set.
+  std::function<void(synapse&, const request_context&)> forward;
+  std::function<boost::asio::awaitable<void>(synapse&, const request_context&)> forward_async;
+  route_options policy;
+  /// Only for the built-in ping, whose forward returns its input: runs on the I/O thread.
+  bool run_inline = false;
+  // TODO(issue 7): a streaming forward (synapse + chunk writer) becomes a third alternative here;
+  // the pipeline up to the body hash is shared, only the response stage differs.
+};
+
+template <class>
+inline constexpr bool dependent_false = false;
+
+template <class T, class F>
+void bind_forward(route_spec& r, F&& f) {
+  using fn_type = std::decay_t<F>;
+  auto fn = std::make_shared<fn_type>(std::forward<F>(f));
+  if constexpr (std::is_invocable_v<fn_type&, T&, const request_context&>) {
+    using result = std::invoke_result_t<fn_type&, T&, const request_context&>;
+    if constexpr (std::is_same_v<result, boost::asio::awaitable<void>>) {
+      r.forward_async = [fn](synapse& s, const request_context& c) {
+        return (*fn)(static_cast<T&>(s), c);
+      };
+    } else {
+      static_assert(std::is_void_v<result>, "a forward function returns void or awaitable<void>");
+      r.forward = [fn](synapse& s, const request_context& c) { (*fn)(static_cast<T&>(s), c); };
+    }
+  } else if constexpr (std::is_invocable_v<fn_type&, T&>) {
+    using result = std::invoke_result_t<fn_type&, T&>;
+    if constexpr (std::is_same_v<result, boost::asio::awaitable<void>>) {
+      r.forward_async = [fn](synapse& s, const request_context&) {
+        return (*fn)(static_cast<T&>(s));
+      };
+    } else {
+      static_assert(std::is_void_v<result>, "a forward function returns void or awaitable<void>");
+      r.forward = [fn](synapse& s, const request_context&) { (*fn)(static_cast<T&>(s)); };
+    }
+  } else {
+    static_assert(dependent_false<F>,
+                  "forward must be callable as f(T&, const bt::request_context&) or f(T&), "
+                  "returning void (worker pool) or boost::asio::awaitable<void> (coroutine)");
+  }
+}
+
+}  // namespace detail
+
+class axon {
+ public:
+  using options = axon_options;
+
+  /// `hotkey` must hold its secret (error responses are signed) unless
+  /// options.sign_error_responses is false. The base `Synapse` ping route is attached.
+  explicit axon(keypair hotkey, axon_options opts = {});
+  /// Stops (as stop()) if still running.
+  ~axon();
+  axon(const axon&) = delete;
+  axon& operator=(const axon&) = delete;
+
+  /// Serves synapse type T at "/" + T's name. `forward` is one of
+  ///   void(T&, const request_context&)  or  void(T&)             -- runs on the worker pool
+  ///   awaitable<void>(T&, const request_context&) or (T&)         -- a coroutine on the I/O thread
+  ///     (must not block; it is told to stop through Asio cancellation at the deadline)
+  /// It fills the outputs of the synapse in place; the synapse is then echoed back (PROTOCOL 5.11).
+  /// It may set `axon.status_code`/`status_message` or throw bt::forward_error.
+  /// Forward functions may run concurrently: they must be thread-safe.
+  /// Call before start(). Attaching "Synapse" replaces the built-in ping; attaching another name
+  /// twice throws std::logic_error.
+  template <class T, class F>
+  axon& attach(F&& forward, route_options policy = {}) {
+    static_assert(std::is_base_of_v<synapse, T>, "T must derive from bt::synapse");
+    static_assert(std::is_default_constructible_v<T>, "T must be default-constructible");
+    detail::route_spec r;
+    r.type = std::shared_ptr<const synapse_descriptor>(std::shared_ptr<void>(), &descriptor_of<T>());
+    r.make = [] {
+      return detail::synapse_ptr(new T(), [](synapse* p) { delete static_cast<T*>(p); });
+    };
+    detail::bind_forward<T>(r, std::forward<F>(forward));
+    r.policy = std::move(policy);
+    add_route(std::move(r));
+    return *this;
+  }
+
+  /// Serves a synapse type known only at run time (bt::make_dynamic_descriptor), by its name.
+  /// The forward receives a bt::dynamic_synapse; otherwise as above.
+  template <class F>
+  axon& attach(std::shared_ptr<const synapse_descriptor> type, F&& forward, route_options policy = {}) {
+    if (!type) throw std::invalid_argument("bt::axon::attach: null descriptor");
+    detail::route_spec r;
+    r.type = type;
+    r.make = [type] {
+      return detail::synapse_ptr(new dynamic_synapse(type),
+                                 [](synapse* p) { delete static_cast<dynamic_synapse*>(p); });
+    };
+    detail::bind_forward<dynamic_synapse>(r, std::forward<F>(forward));
+    r.policy = std::move(policy);
+    add_route(std::move(r));
+    return *this;
+  }
+
+  /// Binds, listens and starts the I/O threads and the worker pool; returns once listening
+  /// (info() then has the real port). Throws std::system_error (bind failure, ...) or
+  /// std::invalid_argument (bad options). Not restartable after stop().
+  void start();
+  void start(std::error_code& ec);
+
+  /// Graceful shutdown: stops accepting, closes idle connections, lets in-flight requests finish
+  /// (each answered once) up to options.drain_timeout, then cuts the remaining connections, tells
+  /// their handlers to stop (cancelled()) and joins the threads. Blocks until done; idempotent.
+  /// Must not be called from a handler or an I/O thread (throws std::logic_error).
+  void stop();
+
+  /// True between a successful start() and stop().
+  bool running() const noexcept;
+
+  /// AxonInfo as validators should see it (version, ip, port, ip_type, hotkey, coldkey, protocol 4).
+  axon_info info() const;
+  /// The port actually bound (0 before start()).
+  std::uint16_t port() const noexcept;
+  /// The address actually bound ("127.0.0.1", "::", ...), empty before start().
+  std::string bound_ip() const;
+  /// This axon's hotkey: requests must be signed for its SS58 address.
+  const keypair& hotkey() const noexcept;
+  /// Route names in attach order, "Synapse" first.
+  std::vector<std::string> synapse_names() const;
+  /// Connections currently open.
+  std::size_t connections() const noexcept;
+
+  struct impl;
+
+ private:
+  void add_route(detail::route_spec r);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace bt

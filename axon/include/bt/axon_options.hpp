@@ -1,0 +1,117 @@
+// bt::axon_options: every limit and knob of the axon, with the threat or trade-off behind its
+// default. Pass by value: `bt::axon ax(key, {.port = 0, .max_workers = 4});`
+#pragma once
+
+#include <bt/nonce_store.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace spdlog {
+class logger;
+}
+
+namespace bt {
+
+struct axon_options {
+  // ---- listening and identity ----
+
+  /// Bind address. "::" (or "[::]", Bittensor's spelling) listens dual-stack: IPv6 plus
+  /// IPv4-mapped addresses, falling back to 0.0.0.0 where IPv6 is unavailable. "0.0.0.0" listens
+  /// on IPv4 only. Python binds 0.0.0.0 whatever it is told (PROTOCOL D19).
+  std::string ip = "::";
+  /// TCP port; 0 lets the system pick one (tests; info() reports the real port).
+  std::uint16_t port = 8091;
+  /// Address published in AxonInfo (what validators dial). Empty: the bind address. Never looked
+  /// up on the internet (Python queries public "what is my IP" services).
+  std::string external_ip;
+  /// Port published in AxonInfo; 0: the bound port (behind NAT or a proxy they differ).
+  std::uint16_t external_port = 0;
+  /// SS58 of the owning coldkey, shown in AxonInfo only (the axon never needs its secret).
+  std::string coldkey;
+
+  // ---- threads and queueing ----
+
+  /// Threads running the network (accept, parse, verify, respond). 0: hardware threads.
+  /// Signature checks run here, so more threads mean more verifications per second.
+  std::size_t io_threads = 0;
+  /// Threads running plain (non-coroutine) forward functions, so a slow handler never blocks
+  /// the network. Python's axon.max_workers default; raise it for blocking handlers.
+  std::size_t max_workers = 10;
+  /// Requests admitted (verified, waiting for a worker or for their body) beyond the running
+  /// ones. When full the axon answers 503 with Retry-After instead of queueing without bound
+  /// (Python's executor queue is unbounded and silently drops items after 12 s, D15).
+  std::size_t max_queued_requests = 1024;
+
+  // ---- limits (each answers a way a client could exhaust the server) ----
+
+  /// Request line + headers. Python requests carry about 1.5 KiB (placeholders keep them small);
+  /// larger heads are answered 431 and the connection closed. Beast's default is 8 KiB.
+  std::uint32_t max_header_bytes = 32 * 1024;
+  /// Request body. Judged from Content-Length before reading (413 and close, nothing read) and
+  /// enforced while reading chunked bodies. 64 MiB fits any realistic synapse.
+  std::uint64_t max_body_bytes = 64ull * 1024 * 1024;
+  /// Open connections. Beyond it new connections are accepted and closed at once (the client
+  /// sees a disconnect, which a Python dendrite reports as 503). bt-axon raises its file
+  /// descriptor limit to fit.
+  std::size_t max_connections = 10'000;
+  /// From the first byte of a request to the end of its headers, and from accepting a connection
+  /// to its first byte: a client dripping bytes (slowloris) is cut off after this.
+  std::chrono::milliseconds header_timeout{10'000};
+  /// Keep-alive: how long a connection may sit idle between requests. Above aiohttp's 15 s
+  /// keep-alive so that the client, not the server, closes idle connections (a server closing
+  /// first races with the client's next request; uvicorn's 5 s does).
+  std::chrono::milliseconds idle_timeout{30'000};
+  /// Writing one response. A client that stops reading is disconnected after this.
+  std::chrono::milliseconds write_timeout{10'000};
+  /// Upper bound on the time a request may hold the server, whatever its `timeout` header says.
+  /// The request's deadline is min(timeout, this) after its headers arrived.
+  std::chrono::milliseconds max_request_timeout{120'000};
+
+  // ---- verification ----
+
+  /// How far in the future a nonce may be (clock skew between validator and miner). Python has no
+  /// bound, so a far-future nonce blocks its endpoint forever (D3).
+  std::chrono::milliseconds nonce_future_skew{30'000};
+  /// Cap on the request timeout used to widen the freshness window (D2: an attacker replaying a
+  /// request can raise its unsigned timeout header).
+  std::chrono::milliseconds nonce_max_timeout{60'000};
+  /// Where accepted nonces are remembered. Null: a memory_nonce_store with default options
+  /// (strictly increasing per endpoint, as Python >= 7.2).
+  std::shared_ptr<nonce_store> nonces;
+  /// Sign error responses with the axon's hotkey (PROTOCOL 5.13). Costs one signature per error;
+  /// no reference client checks it.
+  bool sign_error_responses = true;
+  /// List the registered synapse names in 404 messages, as Python does (D24 calls it a leak).
+  bool list_synapses_on_404 = true;
+  /// Benchmarks only: skip signature and nonce checks (handlers see `verified == false`).
+  /// start() refuses it unless the bind address is loopback, and it is logged loudly.
+  bool insecure_skip_verification = false;
+
+  // ---- shutdown and logging ----
+
+  /// stop(): how long in-flight requests may take to finish before connections are cut.
+  std::chrono::milliseconds drain_timeout{10'000};
+  /// Where the axon logs: one access line per request at debug, server-side failures at warn.
+  /// Null: nothing is logged. Secrets are never logged.
+  std::shared_ptr<spdlog::logger> logger;
+
+  /// Preset for tests and in-process benchmarks: 127.0.0.1, a free port, two I/O threads, two
+  /// workers, and short header/idle timeouts.
+  static axon_options loopback() {
+    axon_options o;
+    o.ip = "127.0.0.1";
+    o.port = 0;
+    o.io_threads = 2;
+    o.max_workers = 2;
+    o.header_timeout = std::chrono::milliseconds(5'000);
+    o.idle_timeout = std::chrono::milliseconds(10'000);
+    o.drain_timeout = std::chrono::milliseconds(5'000);
+    return o;
+  }
+};
+
+}  // namespace bt

@@ -1,0 +1,363 @@
+// bt::axon's lifecycle: routes, start (bind, listen, threads), the accept loop, and the graceful
+// stop (a task-group style drain with a deadline, then escalation; never ioc.stop() first).
+#include <bt/axon.hpp>
+
+#include "axon_impl.hpp"
+#include "session.hpp"
+
+#include <bt/python_str.hpp>
+#include <bt/version.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <sodium.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+
+namespace bt {
+
+namespace net = detail::net;
+namespace beast = detail::beast;
+using detail::tcp;
+
+namespace {
+
+std::size_t resolve_io_threads(std::size_t requested) {
+  if (requested > 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::shared_ptr<spdlog::logger> quiet_logger() {
+  auto l = std::make_shared<spdlog::logger>("bt-axon");  // no sinks
+  l->set_level(spdlog::level::off);
+  return l;
+}
+
+/// str(uuid.uuid1()) as Python makes it, but with a random node (RFC 4122 section 4.5, the
+/// multicast bit set) instead of the machine's MAC address, which nobody needs to learn.
+std::string make_uuid1() {
+  init_crypto();
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  const std::uint64_t ts = static_cast<std::uint64_t>(ns / 100) + 0x01B21DD213814000ull;  // since 1582-10-15
+  unsigned char rnd[8];
+  randombytes_buf(rnd, sizeof rnd);
+  const unsigned clock_seq = ((rnd[0] << 8 | rnd[1]) & 0x3fff) | 0x8000;
+  rnd[2] |= 0x01;
+  char out[37];
+  std::snprintf(out, sizeof out, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x",
+                static_cast<unsigned>(ts & 0xffffffffu), static_cast<unsigned>((ts >> 32) & 0xffffu),
+                static_cast<unsigned>(((ts >> 48) & 0x0fffu) | 0x1000u), clock_seq, rnd[2], rnd[3], rnd[4], rnd[5],
+                rnd[6], rnd[7]);
+  return out;
+}
+
+std::string strip_brackets(std::string ip) {
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  return ip;
+}
+
+int ip_type_of(const std::string& ip) {
+  beast::error_code ec;
+  const auto a = net::ip::make_address(ip, ec);
+  return !ec && a.is_v6() ? 6 : 4;
+}
+
+void run_io_thread(axon::impl& s) {
+  for (;;) {
+    try {
+      s.ioc.run();
+      break;
+    } catch (const std::exception& e) {  // handlers catch their own; this is a bug, keep serving
+      s.log->warn("axon: I/O thread caught: {}", e.what());
+    } catch (...) {
+      s.log->warn("axon: I/O thread caught a non-exception");
+    }
+  }
+  std::lock_guard lk(s.threads_m);
+  --s.threads_running;
+  s.threads_cv.notify_all();
+}
+
+detail::task<void> accept_loop(axon::impl& s) {
+  auto& acceptor = *s.acceptor;
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(net::make_strand(s.ioc), detail::use_task);
+    if (ec) {
+      if (s.stopping.load() || ec == net::error::operation_aborted || !acceptor.is_open()) co_return;
+      s.log->warn("axon: accept failed: {}", ec.message());
+      if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space || ec == net::error::no_memory) {
+        // Out of file descriptors: pause instead of spinning; connections closing will free some.
+        net::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(50));
+        co_await pause.async_wait(detail::use_task);
+      }
+      continue;
+    }
+    if (s.conn_count.load(std::memory_order_relaxed) >= s.opts.max_connections) {
+      beast::error_code ignored;
+      socket.close(ignored);  // shed load: the client sees a disconnect
+      continue;
+    }
+    auto c = std::make_shared<detail::connection>(s, std::move(socket));
+    c->registry_pos_ = s.register_connection(c);
+    c->registered_ = true;
+    net::co_spawn(c->strand(), detail::connection::run(c), [&s](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        s.log->warn("axon: connection ended with: {}", x.what());
+      } catch (...) {
+        s.log->warn("axon: connection ended with a non-exception");
+      }
+    });
+  }
+}
+
+}  // namespace
+
+// ---- impl ----
+
+axon::impl::impl(keypair key, axon_options o)
+    : hotkey(std::move(key)),
+      opts(std::move(o)),
+      log(opts.logger ? opts.logger : quiet_logger()),
+      nonces(opts.nonces ? opts.nonces : std::make_shared<memory_nonce_store>()),
+      verifier(hotkey.ss58_address(), std::chrono::nanoseconds(opts.nonce_future_skew).count(),
+               std::chrono::nanoseconds(opts.nonce_max_timeout).count()),
+      uuid(make_uuid1()),
+      ioc(static_cast<int>(resolve_io_threads(opts.io_threads))) {}
+
+std::list<std::weak_ptr<detail::connection>>::iterator axon::impl::register_connection(
+    const std::shared_ptr<detail::connection>& c) {
+  std::lock_guard lk(conns_m);
+  conn_count.fetch_add(1, std::memory_order_relaxed);
+  return conns.insert(conns.end(), c);
+}
+
+void axon::impl::unregister_connection(std::list<std::weak_ptr<detail::connection>>::iterator pos) {
+  std::lock_guard lk(conns_m);
+  conns.erase(pos);
+  conn_count.fetch_sub(1, std::memory_order_relaxed);
+  conns_cv.notify_all();
+}
+
+template <class Fn>
+void axon::impl::for_each_connection(Fn fn) {
+  std::vector<std::shared_ptr<detail::connection>> live;
+  {
+    std::lock_guard lk(conns_m);
+    live.reserve(conns.size());
+    for (auto& w : conns)
+      if (auto c = w.lock()) live.push_back(std::move(c));
+  }
+  // Posted outside the lock: a connection released here may unregister itself.
+  for (auto& c : live) {
+    const detail::strand_t ex = c->strand();
+    net::post(ex, [c, fn] { fn(*c); });
+  }
+}
+
+bool axon::impl::on_io_thread() const noexcept {
+  const auto me = std::this_thread::get_id();
+  return std::find(thread_ids.begin(), thread_ids.end(), me) != thread_ids.end();
+}
+
+// ---- axon ----
+
+axon::axon(keypair hotkey, axon_options opts) : impl_(std::make_unique<impl>(std::move(hotkey), std::move(opts))) {
+  // Python's Axon.__init__ attaches the ping: a forward that returns its input. It runs inline on
+  // the I/O thread because it is ours and does nothing; attach<bt::synapse>() replaces it.
+  detail::route_spec ping;
+  ping.type = std::shared_ptr<const synapse_descriptor>(std::shared_ptr<void>(), &descriptor_of<synapse>());
+  ping.make = [] { return detail::synapse_ptr(new synapse(), [](synapse* p) { delete p; }); };
+  ping.forward = [](synapse&, const request_context&) {};
+  ping.run_inline = true;
+  impl_->routes.push_back(std::make_unique<detail::route>(detail::route{std::move(ping)}));
+}
+
+axon::~axon() { stop(); }
+
+void axon::add_route(detail::route_spec r) {
+  auto& s = *impl_;
+  if (s.started.load()) throw std::logic_error("bt::axon::attach: routes are fixed once the axon has started");
+  for (auto& existing : s.routes) {
+    if (existing->name() != r.type->name()) continue;
+    if (existing->spec.run_inline) {  // the built-in ping may be replaced once
+      existing->spec = std::move(r);
+      return;
+    }
+    throw std::logic_error("bt::axon::attach: synapse '" + r.type->name() + "' is already attached");
+  }
+  s.routes.push_back(std::make_unique<detail::route>(detail::route{std::move(r)}));
+}
+
+void axon::start() {
+  std::error_code ec;
+  start(ec);
+  if (ec) throw std::system_error(ec, "bt::axon::start");
+}
+
+void axon::start(std::error_code& ec) {
+  ec.clear();
+  auto& s = *impl_;
+  if (s.started.exchange(true)) {
+    ec = std::make_error_code(std::errc::operation_in_progress);
+    return;
+  }
+  const auto fail = [&](std::error_code e) {
+    ec = e;
+    if (s.acceptor) {
+      beast::error_code ignored;
+      s.acceptor->close(ignored);
+    }
+  };
+
+  const std::string ip = strip_brackets(s.opts.ip);
+  beast::error_code bec;
+  auto address = net::ip::make_address(ip, bec);
+  if (bec) return fail(std::make_error_code(std::errc::invalid_argument));
+  if (s.opts.insecure_skip_verification && !address.is_loopback()) {
+    s.log->error("axon: insecure_skip_verification refused: {} is not a loopback address", ip);
+    return fail(std::make_error_code(std::errc::operation_not_permitted));
+  }
+  if (s.opts.insecure_skip_verification)
+    s.log->warn("axon: SIGNATURE AND NONCE VERIFICATION IS OFF (insecure_skip_verification); loopback only");
+  if (s.opts.sign_error_responses && !s.hotkey.has_secret())
+    s.log->warn("axon: the hotkey has no secret; error responses will not be signed");
+
+  s.acceptor.emplace(net::make_strand(s.ioc));
+  tcp::endpoint endpoint(address, s.opts.port);
+  s.acceptor->open(endpoint.protocol(), bec);
+  if (bec && address.is_v6() && address.is_unspecified()) {
+    // No IPv6 on this host: the dual-stack default falls back to IPv4.
+    s.log->warn("axon: IPv6 unavailable ({}); listening on 0.0.0.0", bec.message());
+    endpoint = tcp::endpoint(net::ip::address_v4::any(), s.opts.port);
+    s.acceptor->open(endpoint.protocol(), bec);
+  }
+  if (bec) return fail(bec);
+  if (endpoint.address().is_v6() && endpoint.address().is_unspecified())
+    s.acceptor->set_option(net::ip::v6_only(false), bec);  // accept IPv4-mapped peers too
+  s.acceptor->set_option(net::socket_base::reuse_address(true), bec);
+  s.acceptor->bind(endpoint, bec);
+  if (bec) return fail(bec);
+  s.acceptor->listen(net::socket_base::max_listen_connections, bec);
+  if (bec) return fail(bec);
+  const auto local = s.acceptor->local_endpoint(bec);
+  if (bec) return fail(bec);
+  s.bound_port = local.port();
+  s.bound_ip = local.address().to_string();
+
+  s.synapse_list = "[";
+  for (std::size_t i = 0; i < s.routes.size(); ++i) {
+    if (i) s.synapse_list += ", ";
+    append_python_repr(s.routes[i]->name(), s.synapse_list);
+  }
+  s.synapse_list += "]";
+
+  s.pool = std::make_unique<detail::worker_pool>(s.opts.max_workers, s.opts.max_queued_requests);
+  net::co_spawn(s.acceptor->get_executor(), accept_loop(s), [&s](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      s.log->error("axon: accept loop ended with: {}", x.what());
+    } catch (...) {
+      s.log->error("axon: accept loop ended with a non-exception");
+    }
+  });
+
+  const std::size_t n = resolve_io_threads(s.opts.io_threads);
+  s.threads_running = n;
+  s.threads.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&s] { run_io_thread(s); });
+  for (auto& t : s.threads) s.thread_ids.push_back(t.get_id());
+  s.running = true;
+  s.log->info("axon: listening on {}:{} as {} ({} I/O threads, {} workers)", s.bound_ip, s.bound_port,
+              s.hotkey.ss58_address(), n, s.pool->threads());
+}
+
+void axon::stop() {
+  auto& s = *impl_;
+  if (!s.started.load() || s.threads.empty()) return;
+  if (s.on_io_thread()) throw std::logic_error("bt::axon::stop must not be called from an I/O thread or handler");
+  if (s.stopping.exchange(true)) return;
+  s.running = false;
+
+  // 1. Stop accepting.
+  if (s.acceptor) {
+    net::post(s.acceptor->get_executor(), [&s] {
+      beast::error_code ignored;
+      s.acceptor->close(ignored);
+    });
+  }
+  // 2. Idle connections close now; busy ones after answering their current request.
+  s.for_each_connection([](detail::connection& c) { c.notify_stop(); });
+  bool drained;
+  {
+    std::unique_lock lk(s.conns_m);
+    drained = s.conns_cv.wait_for(lk, s.opts.drain_timeout, [&] { return s.conn_count.load() == 0; });
+  }
+  // 3. Past the drain deadline: cut what is left; handlers see cancelled().
+  if (!drained) {
+    s.log->warn("axon: drain deadline passed with {} connections open; closing them", s.conn_count.load());
+    s.for_each_connection([](detail::connection& c) { c.abort(); });
+    std::unique_lock lk(s.conns_m);
+    s.conns_cv.wait_for(lk, std::chrono::seconds(2), [&] { return s.conn_count.load() == 0; });
+  }
+  // 4. Workers: nothing new can arrive; a handler still running after a grace period is abandoned.
+  if (s.pool) s.pool->stop(drained ? std::chrono::seconds(5) : std::chrono::seconds(1));
+  // 5. With no connection and no acceptor left the I/O threads run out of work and return. A
+  //    coroutine handler ignoring cancellation would keep them busy: escalate after a grace period.
+  {
+    std::unique_lock lk(s.threads_m);
+    if (!s.threads_cv.wait_for(lk, std::chrono::seconds(2), [&] { return s.threads_running == 0; })) {
+      s.log->warn("axon: I/O still busy after the drain; stopping the event loop");
+      s.ioc.stop();
+    }
+  }
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+  s.log->info("axon: stopped");
+}
+
+bool axon::running() const noexcept { return impl_->running.load(); }
+
+axon_info axon::info() const {
+  const auto& s = *impl_;
+  axon_info a;
+  a.version = version_as_int;
+  a.ip = !s.opts.external_ip.empty() ? strip_brackets(s.opts.external_ip)
+         : !s.bound_ip.empty()       ? s.bound_ip
+                                     : strip_brackets(s.opts.ip);
+  a.port = s.opts.external_port != 0 ? s.opts.external_port : s.bound_port != 0 ? s.bound_port : s.opts.port;
+  a.ip_type = ip_type_of(a.ip);
+  a.hotkey = s.hotkey.ss58_address();
+  a.coldkey = s.opts.coldkey;
+  a.protocol = axon_protocol;
+  return a;
+}
+
+std::uint16_t axon::port() const noexcept { return impl_->bound_port; }
+
+std::string axon::bound_ip() const { return impl_->bound_ip; }
+
+const keypair& axon::hotkey() const noexcept { return impl_->hotkey; }
+
+std::vector<std::string> axon::synapse_names() const {
+  std::vector<std::string> names;
+  for (const auto& r : impl_->routes) names.push_back(r->name());
+  return names;
+}
+
+std::size_t axon::connections() const noexcept { return impl_->conn_count.load(); }
+
+}  // namespace bt

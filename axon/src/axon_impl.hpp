@@ -1,0 +1,100 @@
+// The state behind bt::axon: options, identity, routes, and the running server (I/O threads,
+// acceptor, connection registry, worker pool). Shared by axon.cpp (lifecycle), session.cpp
+// (connections) and pipeline.cpp (requests).
+#pragma once
+
+#include <bt/axon.hpp>
+
+#include "net.hpp"
+#include "verifier.hpp"
+#include "worker_pool.hpp"
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace bt::detail {
+
+class connection;
+
+/// One attached synapse type.
+struct route {
+  route_spec spec;
+  const std::string& name() const noexcept { return spec.type->name(); }
+  const std::string& path() const noexcept { return spec.type->route(); }
+};
+
+}  // namespace bt::detail
+
+namespace bt {
+
+struct axon::impl {
+  impl(keypair key, axon_options o);
+
+  // ---- configuration (immutable once started) ----
+  keypair hotkey;
+  axon_options opts;
+  std::shared_ptr<spdlog::logger> log;  // never null
+  std::shared_ptr<nonce_store> nonces;  // never null
+  detail::verifier verifier;
+  std::string uuid;  // this axon's uuid1 text (axon.uuid in error responses)
+  std::vector<std::unique_ptr<detail::route>> routes;
+  std::string synapse_list;  // "['Synapse', 'Dummy']", Python's repr of the names, for 404s
+
+  /// Exact match of the path (query string already removed) against the routes (D24).
+  /// Linear: a miner serves a handful of types and comparing a few short strings beats hashing.
+  const detail::route* find_route(std::string_view path) const noexcept {
+    for (const auto& r : routes)
+      if (r->path() == path) return r.get();
+    return nullptr;
+  }
+
+  // ---- running server ----
+  // Member order matters: whatever a connection or a coroutine frame touches when the
+  // io_context destroys it (the pool's reservations, the registry, the logger) is declared
+  // before `ioc`, so it is destroyed after it.
+  std::unique_ptr<detail::worker_pool> pool;
+  std::vector<std::thread> threads;
+  std::vector<std::thread::id> thread_ids;
+  std::uint16_t bound_port = 0;
+  std::string bound_ip;
+  std::atomic<bool> started{false};
+  std::atomic<bool> running{false};
+  std::atomic<bool> stopping{false};
+
+  // I/O threads that have not returned from ioc.run() yet (stop() waits on it with a deadline).
+  std::mutex threads_m;
+  std::condition_variable threads_cv;
+  std::size_t threads_running = 0;
+
+  // Connection registry: only touched on connect, disconnect and stop, never per request.
+  std::mutex conns_m;
+  std::condition_variable conns_cv;
+  std::list<std::weak_ptr<detail::connection>> conns;
+  std::atomic<std::size_t> conn_count{0};
+
+  detail::net::io_context ioc;
+  std::optional<detail::acceptor_t> acceptor;  // an I/O object: destroyed before `ioc`
+
+  /// Adds a new connection and returns its registry position.
+  std::list<std::weak_ptr<detail::connection>>::iterator register_connection(
+      const std::shared_ptr<detail::connection>& c);
+  void unregister_connection(std::list<std::weak_ptr<detail::connection>>::iterator pos);
+  /// Runs `fn(connection&)` on each open connection's strand.
+  template <class Fn>
+  void for_each_connection(Fn fn);
+
+  /// Whether the calling thread is one of this axon's I/O threads.
+  bool on_io_thread() const noexcept;
+};
+
+}  // namespace bt

@@ -1,0 +1,455 @@
+// THE AXON'S REQUEST PIPELINE — start here to follow one request.
+//
+// A connection (session.cpp) reads a request head with a fresh request_parser (header size limit,
+// slowloris timeout; 431 / close) and calls serve_request() below, which runs these stages in
+// order. Each stage is cheaper than the next and decides before the next one costs anything; in
+// particular stages 1-6 run before a single body byte is read (PROTOCOL 5.2, made strict by
+// section 10):
+//
+//   #  stage                        on failure (HTTP status, {"message": ...})
+//   1  method + exact route (D24)   405 Method Not Allowed
+//                                   404 Synapse name 'X' not found. Available synapses [...]
+//   2  header synapse parse         400 Malformed headers: <what and why>     (Python: 500)
+//   3  verification (verifier.cpp)  401 Not Verified with error: <why>       hotkey SS58-42, nonce
+//      + route's verify function         freshness on every request, signature required (D1-D3)
+//   4  blacklist (verified caller)  403 Forbidden. Key is blacklisted: <reason>.   (D4)
+//   5  nonce store record           401 ... Nonce is too old, a newer one was last processed
+//                                   503 when the store is full of live records
+//   6  priority + admission         503 queue full (Retry-After)                   (D15)
+//   7  body read                    413 (Content-Length judged before reading; enforced while
+//                                   reading), 408 (deadline hit while reading)
+//   8  body parse + hash check      400 Malformed body / Hash mismatch ...      (Python: 500/422)
+//   9  forward under the deadline   408 Request timeout after <t> seconds (handler cancelled)
+//      (worker pool, or coroutine)  500 Internal Server Error #<id> (handler threw; details logged)
+//                                   <status> from a bt::forward_error
+//  10  response                     200 + the body synapse echoed with outputs and to_headers()
+//
+// Rejections in stages 1-7 happen with the body unread: the answer carries `connection: close`
+// and the connection is closed instead of draining an unbounded body. Later failures keep the
+// connection alive. The request's deadline (min(timeout header, max_request_timeout) after its
+// head arrived) covers body reading, queue wait and the handler (D16). Every answer is written
+// exactly once; the access line is logged at debug for each.
+#include "pipeline.hpp"
+
+#include "axon_impl.hpp"
+#include "response.hpp"
+#include "session.hpp"
+
+#include <bt/body_hash.hpp>
+#include <bt/json_body.hpp>
+#include <bt/python_str.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include <fmt/format.h>
+#include <sodium.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+
+namespace bt::detail {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+namespace http = beast::http;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A random uuid4 naming one internal error, so that a client's report can be matched with the
+/// server log without the client seeing the details (Python's `Internal Server Error #<uuid4>`).
+std::string error_id() {
+  unsigned char b[16];
+  randombytes_buf(b, sizeof b);
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(digits[b[i] >> 4]);
+    out.push_back(digits[b[i] & 15]);
+  }
+  return out;
+}
+
+std::string_view strip_query(std::string_view target) {
+  const auto q = target.find('?');
+  return q == std::string_view::npos ? target : target.substr(0, q);
+}
+
+std::string_view or_dash(const std::optional<std::string>& s) {
+  return s && !s->empty() ? std::string_view(*s) : std::string_view("-");
+}
+
+/// One access line per request, in the spirit of bittensor's
+/// `axon | <-- | {size} B | {name} | {hotkey} | {ip}:{port} | {status} | {message}`.
+void log_access(const connection& c, std::string_view name, std::string_view hotkey, int status,
+                std::string_view message, double seconds) {
+  auto& log = *c.core_.log;
+  if (!log.should_log(spdlog::level::debug)) return;
+  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", c.body_.size(), name, hotkey,
+            c.peer_ip_, c.peer_port_, status, message, seconds * 1e6);
+}
+
+/// What to answer when a request stops at some stage.
+struct rejection {
+  int status;
+  std::string message;
+  bool close;           // body not read (or the client asked to close)
+  int retry_after = 0;  // seconds, for 503
+};
+
+/// Writes an error answer. `r`/`headers` select the header synapse (null: a fresh Synapse).
+task<bool> answer(connection& c, rejection rej, const route* r, const synapse* headers,
+                  clock_type::time_point t0) {
+  const double elapsed = seconds_since(t0);
+  build_error_response(c, rej.status, rej.message, r, headers, elapsed, rej.close, rej.retry_after);
+  log_access(c, r ? std::string_view(r->name()) : std::string_view(strip_query(c.target_)),
+             headers ? or_dash(headers->dendrite.hotkey) : std::string_view("-"), rej.status, rej.message,
+             elapsed);
+  if (rej.close) c.linger_ = true;
+  const bool written = co_await c.write_response();
+  co_return written && !rej.close;
+}
+
+/// The request's timeout as Python's str(float) renders it ("12.0").
+std::string python_seconds(double s) {
+  std::string out;
+  append_python_float(s, out);
+  return out;
+}
+
+}  // namespace
+
+// ---- request_job ----
+
+void request_job::run() noexcept {
+  if (cancel.load(std::memory_order_relaxed)) return;  // answered 408 while queued
+  try {
+    r->spec.forward(*body, ctx);
+  } catch (...) {
+    error = std::current_exception();
+  }
+}
+
+void request_job::complete(std::shared_ptr<pool_job> self) noexcept {
+  auto c = conn.lock();
+  if (!c) return;  // the connection is gone; nobody waits for this result
+  const strand_t ex = c->strand();
+  net::post(ex, [c = std::move(c), job = std::static_pointer_cast<request_job>(std::move(self))] {
+    job->finish_on_strand(*c);
+  });
+}
+
+void request_job::finish_on_strand(connection& c) noexcept {
+  done = true;
+  if (c.waiting_job_ == this) c.job_timer_.cancel();
+}
+
+// ---- the pipeline ----
+
+task<bool> reject_unparsed(connection& c, int status, std::string_view message) {
+  const rejection rej{status, std::string(message), true};
+  co_return co_await answer(c, rej, nullptr, nullptr, clock_type::now());
+}
+
+task<bool> serve_request(connection& c, request_parser& p) {
+  axon::impl& core = c.core_;
+  const axon_options& opts = core.opts;
+  const auto t0 = clock_type::now();
+  const bool body_pending = !p.is_done();
+  const bool client_keep_alive = p.keep_alive();
+  // An answer given before the body was read closes the connection (the unread body would
+  // otherwise have to be drained, without bound).
+  const bool close_early = body_pending || !client_keep_alive;
+
+  // ---- 1. method and exact route (D24: before any other work) ----
+  if (p.method() != http::verb::post && p.method() != http::verb::get)
+    co_return co_await answer(c, {405, "Method Not Allowed", close_early}, nullptr, nullptr, t0);
+  const std::string_view path = strip_query(c.target_);
+  const route* r = core.find_route(path);
+  if (r == nullptr) {
+    std::string msg = fmt::format("Synapse name '{}' not found.",
+                                  path.empty() || path.front() != '/' ? path : path.substr(1));
+    if (opts.list_synapses_on_404) {
+      msg += " Available synapses ";
+      msg += core.synapse_list;
+    }
+    co_return co_await answer(c, {404, std::move(msg), close_early}, nullptr, nullptr, t0);
+  }
+
+  // ---- 2. header synapse ----
+  if (const error& e = p.header_error())
+    co_return co_await answer(c, {400, "Malformed headers: " + e.message(), close_early}, nullptr, nullptr, t0);
+  if (!p.saw_body_hash())
+    co_return co_await answer(c, {400, "Malformed headers: missing computed_body_hash", close_early}, nullptr,
+                              nullptr, t0);
+  const double timeout_s = c.view_.timeout.value_or(12.0);
+  if (!std::isfinite(timeout_s) || timeout_s < 0)
+    co_return co_await answer(c, {400, "Malformed headers: timeout must be a finite, non-negative number", close_early},
+                              nullptr, nullptr, t0);
+
+  auto job = std::make_shared<request_job>();
+  job->r = r;
+  job->headers = std::move(c.view_);
+  job->conn = c.weak_from_this();
+  synapse& h = job->headers;
+  // Python's preprocess: the observed peer replaces the claimed address (PROTOCOL 5.3 step 6).
+  h.dendrite.ip = c.peer_ip_;
+  h.dendrite.port = c.peer_port_;
+
+  const auto budget = std::min<clock_type::duration>(
+      std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(timeout_s)),
+      opts.max_request_timeout);
+  const auto deadline = t0 + budget;
+  request_context& ctx = job->ctx;
+  ctx.hotkey = h.dendrite.hotkey ? std::string_view(*h.dendrite.hotkey) : std::string_view();
+  ctx.uuid = h.dendrite.uuid ? std::string_view(*h.dendrite.uuid) : std::string_view();
+  ctx.nonce = h.dendrite.nonce.value_or(0);
+  ctx.ip = *h.dendrite.ip;
+  ctx.port = c.peer_port_;
+  ctx.synapse_name = r->name();
+  ctx.verified = !opts.insecure_skip_verification;
+  ctx.deadline = deadline;
+  ctx.cancel_flag = &job->cancel;
+  const route_options& policy = r->spec.policy;
+
+  // ---- 3. verification: who is calling, and is this request fresh and signed for us ----
+  if (!opts.insecure_skip_verification) {
+    std::string why;
+    if (!core.verifier.check(h, wall_ns(), c.scratch_, why))
+      co_return co_await answer(c, {401, "Not Verified with error: " + why, close_early}, r, &h, t0);
+  }
+  if (policy.verify) {
+    verdict v;
+    try {
+      v = policy.verify(h, ctx);
+    } catch (const std::exception& e) {  // Python: any exception of verify_fn is the 401 text
+      v = verdict::deny(e.what());
+    } catch (...) {
+      v = verdict::deny("verify function failed");
+    }
+    if (!v.allowed)
+      co_return co_await answer(c, {401, "Not Verified with error: " + v.reason, close_early}, r, &h, t0);
+  }
+
+  // ---- 4. blacklist, on the authenticated hotkey ----
+  if (policy.blacklist) {
+    verdict v;
+    std::optional<std::string> failure;  // what the function threw (answered outside the handler)
+    try {
+      v = policy.blacklist(h, ctx);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "a non-exception";
+    }
+    if (failure) {
+      const std::string id = error_id();
+      core.log->warn("axon: blacklist function of {} threw: {} (#{})", r->name(), *failure, id);
+      co_return co_await answer(c, {500, "Internal Server Error #" + id, close_early}, r, &h, t0);
+    }
+    if (!v.allowed)
+      co_return co_await answer(c, {403, fmt::format("Forbidden. Key is blacklisted: {}.", v.reason), close_early},
+                                r, &h, t0);
+  }
+
+  // ---- 5. nonce memory: after the blacklist, so refused callers cannot fill the store ----
+  if (!opts.insecure_skip_verification) {
+    const std::int64_t now = wall_ns();
+    switch (core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, now, core.verifier.expiry_of(ctx.nonce))) {
+      case nonce_verdict::accepted:
+        break;
+      case nonce_verdict::stale:
+        co_return co_await answer(
+            c, {401, "Not Verified with error: Nonce is too old, a newer one was last processed", close_early}, r, &h,
+            t0);
+      case nonce_verdict::replayed:
+        co_return co_await answer(c, {401, "Not Verified with error: Nonce was already used", close_early}, r, &h, t0);
+      case nonce_verdict::full:
+        co_return co_await answer(c, {503, "Service unavailable: too many active callers", close_early, 1}, r, &h, t0);
+    }
+  }
+
+  // ---- 6. priority and admission to the bounded queue ----
+  double priority = 0;
+  if (policy.priority) {
+    std::optional<std::string> failure;
+    try {
+      priority = policy.priority(h, ctx);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "a non-exception";
+    }
+    if (failure) {
+      const std::string id = error_id();
+      core.log->warn("axon: priority function of {} threw: {} (#{})", r->name(), *failure, id);
+      co_return co_await answer(c, {500, "Internal Server Error #" + id, close_early}, r, &h, t0);
+    }
+  }
+  const bool on_pool = static_cast<bool>(r->spec.forward) && !r->spec.run_inline;
+  // Returns the queue slot unless the job was handed to the pool.
+  struct reservation {
+    worker_pool* pool = nullptr;
+    ~reservation() {
+      if (pool) pool->release();
+    }
+  } slot;
+  if (on_pool) {
+    if (!core.pool->try_reserve())
+      co_return co_await answer(c, {503, "Service unavailable: request queue is full", close_early, 1}, r, &h, t0);
+    slot.pool = core.pool.get();
+  }
+
+  // ---- 7. body: size judged before reading, enforced while reading, under the deadline ----
+  if (const auto length = p.content_length(); length && *length > opts.max_body_bytes)
+    co_return co_await answer(c,
+                              {413,
+                               fmt::format("Request body too large: {} bytes, the limit is {}", *length,
+                                           opts.max_body_bytes),
+                               true},
+                              r, &h, t0);
+  if (body_pending) {
+    if (p.expect_continue() && !co_await c.write_continue()) co_return false;
+    p.max_body(opts.max_body_bytes);
+    p.body_limit(opts.max_body_bytes);
+    c.stream_.expires_at(deadline);
+    auto [ec, n] = co_await http::async_read(c.stream_, c.buffer_, p, use_task);
+    (void)n;
+    if (ec == http::error::body_limit)
+      co_return co_await answer(
+          c, {413, fmt::format("Request body too large: the limit is {} bytes", opts.max_body_bytes), true}, r, &h, t0);
+    if (ec == beast::error::timeout)
+      co_return co_await answer(c, {408, "Request timeout after " + python_seconds(timeout_s) + " seconds", true}, r,
+                                &h, t0);
+    if (ec) {
+      // Malformed framing (a bad chunk, say) gets an answer; a vanished peer does not.
+      if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
+          ec != http::error::partial_message && ec != http::error::end_of_stream)
+        co_return co_await answer(c, {400, "Malformed body: " + ec.message(), true}, r, &h, t0);
+      core.log->debug("axon: {}:{} body read failed: {}", c.peer_ip_, c.peer_port_, ec.message());
+      co_return false;
+    }
+  }
+
+  // ---- 8. body synapse and its hash ----
+  job->body = r->spec.make();
+  synapse& s = *job->body;
+  if (const error e = read_json_body(*r->spec.type, c.body_, s))
+    co_return co_await answer(c, {400, "Malformed body: " + e.message(), !client_keep_alive}, r, &h, t0);
+  // D5: the handler must not see a body that claims another caller than the signed headers.
+  if (s.dendrite.hotkey && h.dendrite.hotkey && *s.dendrite.hotkey != *h.dendrite.hotkey)
+    co_return co_await answer(
+        c, {400, "Malformed body: dendrite.hotkey differs from the signed bt_header_dendrite_hotkey", !client_keep_alive},
+        r, &h, t0);
+  {
+    const std::string computed = body_hash(*r->spec.type, s);
+    if (computed != h.computed_body_hash)
+      co_return co_await answer(c,
+                                {400,
+                                 fmt::format("Hash mismatch between header body hash {} and parsed body hash {}",
+                                             h.computed_body_hash, computed),
+                                 !client_keep_alive},
+                                r, &h, t0);
+  }
+  // D23: status fields are the axon's to set; whatever the client put there is dropped.
+  s.axon.status_code.reset();
+  s.axon.status_message.reset();
+  s.axon.process_time.reset();
+
+  // ---- 9. forward, under the request's deadline ----
+  if (r->spec.run_inline) {
+    try {
+      r->spec.forward(s, ctx);
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    job->done = true;
+  } else if (r->spec.forward_async) {
+    net::co_spawn(c.strand(), r->spec.forward_async(s, ctx),
+                  net::bind_cancellation_slot(
+                      job->coro_cancel.slot(),
+                      net::bind_executor(c.strand(), [job, weak = c.weak_from_this()](std::exception_ptr e) {
+                        job->error = e;
+                        if (auto cp = weak.lock()) {
+                          job->finish_on_strand(*cp);
+                        } else {
+                          job->done = true;
+                        }
+                      })));
+  } else {
+    slot.pool = nullptr;  // the pool takes the reservation
+    if (!core.pool->submit(priority, job))
+      co_return co_await answer(c, {503, "Service unavailable: the axon is stopping", !client_keep_alive, 1}, r, &h,
+                                t0);
+  }
+  if (!job->done) {
+    c.waiting_job_ = job.get();
+    c.job_timer_.expires_at(deadline);
+    auto [ec] = co_await c.job_timer_.async_wait(use_task);
+    (void)ec;
+    c.waiting_job_ = nullptr;
+  }
+  if (!job->done) {
+    // Deadline (or shutdown abort): answer without the handler and tell it to stop. Its result,
+    // if it ever comes, is dropped: the request is answered exactly once.
+    job->cancel.store(true, std::memory_order_relaxed);
+    job->coro_cancel.emit(net::cancellation_type::terminal);
+    if (c.aborted_) {
+      core.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)", r->name(), c.peer_ip_,
+                     c.peer_port_);
+      co_return false;
+    }
+    co_return co_await answer(c, {408, "Request timeout after " + python_seconds(timeout_s) + " seconds",
+                                  !client_keep_alive || c.stop_requested_},
+                              r, &h, t0);
+  }
+  if (job->error) {
+    rejection rej{500, {}, !client_keep_alive || c.stop_requested_};
+    try {
+      std::rethrow_exception(job->error);
+    } catch (const forward_error& e) {
+      rej.status = e.status() >= 100 && e.status() <= 599 ? e.status() : 500;
+      rej.message = e.what();
+    } catch (const std::exception& e) {
+      const std::string id = error_id();
+      core.log->warn("axon: forward of {} threw: {} (#{})", r->name(), e.what(), id);
+      rej.message = "Internal Server Error #" + id;
+    } catch (...) {
+      const std::string id = error_id();
+      core.log->warn("axon: forward of {} threw a non-exception (#{})", r->name(), id);
+      rej.message = "Internal Server Error #" + id;
+    }
+    co_return co_await answer(c, rej, r, &h, t0);
+  }
+
+  // ---- 10. response: the body synapse echoed with its outputs ----
+  const bool close = !client_keep_alive || c.stop_requested_;
+  const double elapsed = seconds_since(t0);
+  const int status = build_synapse_response(c, *r, s, elapsed, close);
+  log_access(c, r->name(), ctx.hotkey.empty() ? std::string_view("-") : ctx.hotkey, status,
+             or_dash(s.axon.status_message), elapsed);
+  const bool written = co_await c.write_response();
+  co_return written && !close;
+}
+
+}  // namespace bt::detail

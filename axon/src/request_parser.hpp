@@ -1,0 +1,76 @@
+// The axon's HTTP request parser: Beast's basic_parser with the synapse header codec plugged
+// into on_field_impl, so that every header is looked at once, in place, with no per-field
+// allocation (a request_parser<string_body> would copy ~20 fields into a Beast fields container
+// first). One is constructed per request (STYLE 4) with the header limit; the body limit is set
+// by the pipeline once the request has been admitted.
+#pragma once
+
+#include <bt/header_codec.hpp>
+#include <bt/synapse.hpp>
+
+#include <boost/beast/http/basic_parser.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace bt::detail {
+
+class request_parser final : public boost::beast::http::basic_parser<true> {
+ public:
+  using verb = boost::beast::http::verb;
+
+  /// `view` receives the base-synapse fields of the headers (it should be freshly reset);
+  /// `target` the request-target; `body` the body once read (appended, so clear it first).
+  /// The references must outlive the parser.
+  request_parser(synapse& view, std::string& target, std::string& body, std::uint32_t header_bytes)
+      : reader_(view), target_(target), body_(body) {
+    header_limit(header_bytes);
+    body_limit(boost::none);  // judged by the pipeline from Content-Length, then set
+  }
+
+  verb method() const noexcept { return method_; }
+  /// The first header that failed to parse (empty when none).
+  const error& header_error() const noexcept { return reader_.result(); }
+  bool saw_body_hash() const noexcept { return reader_.saw_body_hash(); }
+  bool expect_continue() const noexcept { return expect_continue_; }
+  /// Bound enforced while the body arrives (besides the parser's own body_limit).
+  void max_body(std::uint64_t n) noexcept { max_body_ = n; }
+
+ private:
+  void on_request_impl(verb method, boost::beast::string_view, boost::beast::string_view target, int,
+                       boost::beast::error_code&) override {
+    method_ = method;
+    target_.assign(target.data(), target.size());
+  }
+  void on_response_impl(int, boost::beast::string_view, int, boost::beast::error_code&) override {}
+  void on_field_impl(boost::beast::http::field name, boost::beast::string_view name_string,
+                     boost::beast::string_view value, boost::beast::error_code&) override;
+  void on_header_impl(boost::beast::error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                         boost::beast::error_code&) override {
+    // Reserve only what a small body needs: memory should follow the bytes that actually arrive,
+    // not what a client announces.
+    if (content_length) body_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*content_length, 64 * 1024)));
+  }
+  std::size_t on_body_impl(boost::beast::string_view data, boost::beast::error_code& ec) override {
+    return append(data, ec);
+  }
+  void on_chunk_header_impl(std::uint64_t, boost::beast::string_view, boost::beast::error_code&) override {}
+  std::size_t on_chunk_body_impl(std::uint64_t, boost::beast::string_view data,
+                                 boost::beast::error_code& ec) override {
+    return append(data, ec);
+  }
+  void on_finish_impl(boost::beast::error_code&) override {}
+
+  std::size_t append(boost::beast::string_view data, boost::beast::error_code& ec);
+
+  header_reader reader_;
+  std::string& target_;
+  std::string& body_;
+  verb method_ = verb::unknown;
+  bool expect_continue_ = false;
+  std::uint64_t max_body_ = 0;
+};
+
+}  // namespace bt::detail

@@ -1,0 +1,154 @@
+#include "response.hpp"
+
+#include "axon_impl.hpp"
+#include "session.hpp"
+
+#include <bt/header_codec.hpp>
+#include <bt/json.hpp>
+#include <bt/json_body.hpp>
+#include <bt/version.hpp>
+
+#include <boost/beast/http/status.hpp>
+
+#include <charconv>
+#include <chrono>
+
+namespace bt::detail {
+
+namespace {
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+/// Writes each header as "name: value\r\n". The codec already emits lower-case names and values
+/// without CR/LF; control characters are replaced once more because a header line that breaks
+/// would let a client-supplied value inject headers.
+class head_writer final : public header_sink {
+ public:
+  explicit head_writer(std::string& out) : out_(out) {}
+  void add(std::string_view name, std::string_view value) override {
+    out_.append(name);
+    out_.append(": ", 2);
+    const std::size_t start = out_.size();
+    out_.append(value);
+    for (std::size_t i = start; i < out_.size(); ++i) {
+      const auto ch = static_cast<unsigned char>(out_[i]);
+      if (ch < 0x20 || ch == 0x7f) out_[i] = ' ';
+    }
+    out_.append("\r\n", 2);
+  }
+
+ private:
+  std::string& out_;
+};
+
+void start_head(std::string& out, int status, std::size_t body_bytes, bool close, int retry_after_s) {
+  out.clear();
+  out.append("HTTP/1.1 ");
+  append_int(out, status);
+  out.push_back(' ');
+  const auto reason = boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status));
+  out.append(reason.data(), reason.size());
+  out.append("\r\ncontent-type: application/json\r\ncontent-length: ");
+  append_int(out, static_cast<std::int64_t>(body_bytes));
+  out.append("\r\n");
+  if (close) out.append("connection: close\r\n");
+  if (retry_after_s > 0) {
+    out.append("retry-after: ");
+    append_int(out, retry_after_s);
+    out.append("\r\n");
+  }
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int build_synapse_response(connection& c, const route& r, synapse& s, double process_time, bool close) {
+  if (!s.axon.status_code) s.axon.status_code = 200;
+  if (*s.axon.status_code == 200 && (!s.axon.status_message || s.axon.status_message->empty()))
+    s.axon.status_message = "Success";
+  s.axon.process_time = process_time;
+  // The HTTP status is the synapse's (Python: JSONResponse(status_code=synapse.axon.status_code)).
+  int status = static_cast<int>(*s.axon.status_code);
+  if (*s.axon.status_code < 100 || *s.axon.status_code > 599) {
+    status = 500;
+    s.axon.status_code = 500;
+  }
+  const synapse_descriptor& d = *r.spec.type;
+  c.out_body_.clear();
+  write_json_body(d, s, c.out_body_, json_style::compact);
+  start_head(c.out_head_, status, c.out_body_.size(), close, 0);
+  head_writer w(c.out_head_);
+  to_headers(d, s, w, {.body_bytes = c.out_body_.size()});
+  c.out_head_.append("\r\n");
+  return status;
+}
+
+void build_error_response(connection& c, int status, std::string_view message, const route* r,
+                          const synapse* headers, double process_time, bool close, int retry_after_s) {
+  // Body: {"message": ...} compact, raw UTF-8 (Starlette's JSONResponse); invalid UTF-8 (a
+  // client-supplied path, say) is replaced rather than failing the answer.
+  c.out_body_.assign("{\"message\":");
+  c.out_body_.append(json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
+  c.out_body_.push_back('}');
+  start_head(c.out_head_, status, c.out_body_.size(), close, retry_after_s);
+  head_writer w(c.out_head_);
+  const to_headers_options hopt{.body_bytes = c.out_body_.size()};
+
+  if (r == nullptr || headers == nullptr) {
+    // Python answers unknown routes and unparsable headers with a fresh Synapse(): only the
+    // status fields are set.
+    synapse s;
+    s.axon.status_code = status;
+    s.axon.status_message = std::string(message);
+    s.axon.process_time = process_time;
+    to_headers(descriptor_of<synapse>(), s, w, hopt);
+  } else {
+    // The header synapse with the axon's stamps (PROTOCOL 5.3 step 5, 5.12): an object of the
+    // route's type, so that name and placeholders are the type's, as Python's.
+    auto obj = r->spec.make();
+    static_cast<synapse&>(*obj) = *headers;
+    terminal_info& ax = obj->axon;
+    ax.version = version_as_int;
+    ax.uuid = c.core_.uuid;
+    ax.nonce = now_ns();
+    ax.status_code = status;
+    ax.status_message = std::string(message);
+    ax.process_time = process_time;
+    ax.signature.reset();
+    if (c.core_.opts.sign_error_responses && c.core_.hotkey.has_secret()) {
+      // "{axon.nonce}.{dendrite.hotkey}.{axon.hotkey}.{axon.uuid}" with both hotkeys as the
+      // request's headers claimed them (Python's f-string renders a missing one as "None").
+      std::string& m = c.scratch_;
+      m.clear();
+      append_int(m, *ax.nonce);
+      m.push_back('.');
+      m.append(obj->dendrite.hotkey ? *obj->dendrite.hotkey : std::string("None"));
+      m.push_back('.');
+      m.append(ax.hotkey ? *ax.hotkey : std::string("None"));
+      m.push_back('.');
+      m.append(*ax.uuid);
+      const auto sig = c.core_.hotkey.sign(std::string_view(m));
+      static constexpr char digits[] = "0123456789abcdef";
+      std::string text = "0x";
+      text.reserve(2 + 2 * sig.size());
+      for (auto b : sig) {
+        text.push_back(digits[b >> 4]);
+        text.push_back(digits[b & 15]);
+      }
+      ax.signature = std::move(text);
+    }
+    to_headers(*r->spec.type, *obj, w, hopt);
+  }
+  c.out_head_.append("\r\n");
+}
+
+}  // namespace bt::detail

@@ -1,0 +1,140 @@
+#include "verifier.hpp"
+
+#include <bt/sr25519.hpp>
+#include <bt/ss58.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace bt::detail {
+
+namespace {
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+}  // namespace
+
+verifier::verifier(std::string my_hotkey, std::int64_t future_skew_ns, std::int64_t timeout_cap_ns)
+    : my_hotkey_(std::move(my_hotkey)), future_skew_ns_(future_skew_ns), timeout_cap_ns_(timeout_cap_ns) {}
+
+std::int64_t verifier::expiry_of(std::int64_t nonce) const noexcept {
+  const std::int64_t window = allowed_delta_ns + timeout_cap_ns_;
+  return nonce > std::numeric_limits<std::int64_t>::max() - window ? std::numeric_limits<std::int64_t>::max()
+                                                                    : nonce + window;
+}
+
+bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch, std::string& why) const {
+  const terminal_info& d = h.dendrite;
+
+  // Hotkey: Python's Keypair(ss58_address=...) messages; format 42 only (D25), so that deny
+  // lists, nonce keys and the signed message all use one spelling per key.
+  if (!d.hotkey || d.hotkey->empty()) {
+    why = "No SS58 formatted address or public key provided.";
+    return false;
+  }
+  std::error_code ec;
+  const auto decoded = ss58::decode(*d.hotkey, ec);
+  if (!decoded) {
+    why = fmt::format("Invalid SS58 address: {}", ec.message());
+    return false;
+  }
+  if (decoded->format != ss58::default_format) {
+    why = fmt::format("Invalid SS58 address: format {} is not Bittensor's 42", decoded->format);
+    return false;
+  }
+
+  // Nonce: freshness on every request, whatever the (unsigned) version header says (D2), and a
+  // bound on the future (D3).
+  if (!d.nonce) {
+    why = "Missing Nonce";
+    return false;
+  }
+  const std::int64_t nonce = *d.nonce;
+  double timeout_s = h.timeout.value_or(0.0);
+  if (!std::isfinite(timeout_s) || timeout_s < 0) timeout_s = 0;
+  const auto timeout_ns = static_cast<std::int64_t>(
+      std::min(timeout_s * 1e9, static_cast<double>(timeout_cap_ns_)));
+  const std::int64_t allowed = allowed_delta_ns + timeout_ns;
+  if (nonce <= now_ns - allowed) {
+    why = fmt::format("Nonce is too old: acceptable delta is {:.2f} seconds but request was {:.2f} seconds old",
+                      static_cast<double>(allowed) / 1e9,
+                      (static_cast<double>(now_ns) - static_cast<double>(nonce)) / 1e9);
+    return false;
+  }
+  if (nonce > now_ns + future_skew_ns_) {
+    why = fmt::format(
+        "Nonce is too far in the future: acceptable skew is {:.2f} seconds but request was {:.2f} seconds ahead",
+        static_cast<double>(future_skew_ns_) / 1e9,
+        (static_cast<double>(nonce) - static_cast<double>(now_ns)) / 1e9);
+    return false;
+  }
+
+  if (!d.uuid || d.uuid->empty()) {
+    why = "Missing UUID";
+    return false;
+  }
+
+  // Signature: required (D1), then btwallet's format errors, then the check itself.
+  if (!d.signature || d.signature->empty()) {
+    why = "Missing Signature";
+    return false;
+  }
+  const std::string& sig_text = *d.signature;
+  if (sig_text.size() < 2 || sig_text[0] != '0' || (sig_text[1] != 'x' && sig_text[1] != 'X')) {
+    why = "Invalid signature format. Expected hex string.";
+    return false;
+  }
+  const std::string_view hex = std::string_view(sig_text).substr(2);
+  if (hex.size() % 2 != 0) {
+    why = "Invalid hex string: Odd number of digits";
+    return false;
+  }
+  for (std::size_t i = 0; i < hex.size(); ++i) {
+    if (hex_value(hex[i]) < 0) {
+      why = fmt::format("Invalid hex string: Invalid character '{}' at position {}", hex[i], i);
+      return false;
+    }
+  }
+  if (hex.size() != 128) {
+    why = "Invalid signature";
+    return false;
+  }
+  std::array<std::uint8_t, 64> sig;
+  for (std::size_t i = 0; i < 64; ++i)
+    sig[i] = static_cast<std::uint8_t>(hex_value(hex[2 * i]) << 4 | hex_value(hex[2 * i + 1]));
+
+  scratch.clear();
+  append_int(scratch, nonce);
+  scratch += '.';
+  scratch += *d.hotkey;
+  scratch += '.';
+  scratch += my_hotkey_;
+  scratch += '.';
+  scratch += *d.uuid;
+  scratch += '.';
+  scratch += h.computed_body_hash;
+  const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
+  if (sr25519::verify(decoded->public_key, bytes, sig)) {
+    why = fmt::format("Signature mismatch with {} and {}", scratch, sig_text);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace bt::detail

@@ -1,0 +1,42 @@
+// Stateless request verification (PROTOCOL 5.5, stricter per D1, D2, D3, D25): the caller's
+// hotkey, the nonce's freshness and the signature. The stateful half (has this nonce been used?)
+// is the nonce_store's, consulted by the pipeline after the blacklist.
+#pragma once
+
+#include <bt/synapse.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace bt::detail {
+
+/// Python's ALLOWED_DELTA: how old a nonce may be, before adding the request's timeout.
+inline constexpr std::int64_t allowed_delta_ns = 4'000'000'000;
+
+class verifier {
+ public:
+  /// `my_hotkey`: this axon's SS58; requests must be signed for it. `future_skew_ns`: how far
+  /// ahead a nonce may be. `timeout_cap_ns`: the most a request's timeout may widen the window.
+  verifier(std::string my_hotkey, std::int64_t future_skew_ns, std::int64_t timeout_cap_ns);
+
+  /// Checks, in this order: hotkey present and valid SS58 of format 42; nonce present and within
+  /// (now - 4 s - min(timeout, cap), now + skew]; uuid present; signature present, "0x" + 128 hex
+  /// digits, and a valid sr25519 signature by the hotkey over
+  /// "{nonce}.{hotkey}.{my_hotkey}.{uuid}.{computed_body_hash}".
+  /// On failure returns false and sets `why` to the text after "Not Verified with error: ".
+  /// `scratch` is a reusable buffer for the signed message. Thread-safe (const).
+  bool check(const synapse& headers, std::int64_t now_ns, std::string& scratch, std::string& why) const;
+
+  /// When a record of `nonce` may be forgotten: no request carrying it can be fresh afterwards,
+  /// whatever timeout it claims.
+  std::int64_t expiry_of(std::int64_t nonce) const noexcept;
+
+  const std::string& my_hotkey() const noexcept { return my_hotkey_; }
+
+ private:
+  std::string my_hotkey_;
+  std::int64_t future_skew_ns_;
+  std::int64_t timeout_cap_ns_;
+};
+
+}  // namespace bt::detail

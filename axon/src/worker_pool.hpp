@@ -1,0 +1,83 @@
+// The bounded priority queue and the worker pool that runs plain forward functions off the I/O
+// threads (STYLE 11; PROTOCOL D15: Python's priority orders nothing and its queue is unbounded).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace bt::detail {
+
+/// One unit of work for the pool.
+class pool_job {
+ public:
+  virtual ~pool_job() = default;
+  /// Runs on a worker thread. Must not throw (implementations catch the handler's exceptions).
+  virtual void run() noexcept = 0;
+  /// Runs on the same worker thread right after run(): hands the result back to the I/O side.
+  /// Skipped when the pool was abandoned at shutdown (the I/O side may be gone by then).
+  virtual void complete(std::shared_ptr<pool_job> self) noexcept = 0;
+};
+
+/// Highest priority first; first in, first out among equal priorities. Not synchronised (the
+/// pool's mutex guards it). NaN priorities sort below every number.
+class job_queue {
+ public:
+  void push(double priority, std::shared_ptr<pool_job> job);
+  /// Precondition: !empty().
+  std::shared_ptr<pool_job> pop();
+  bool empty() const noexcept { return heap_.empty(); }
+  std::size_t size() const noexcept { return heap_.size(); }
+  void clear() noexcept { heap_.clear(); }
+
+ private:
+  struct item {
+    double priority;
+    std::uint64_t seq;
+    std::shared_ptr<pool_job> job;
+  };
+  /// Heap order: `a` runs after `b`.
+  static bool after(const item& a, const item& b) noexcept;
+  std::vector<item> heap_;
+  std::uint64_t next_seq_ = 0;
+};
+
+/// A fixed set of threads fed by a job_queue of bounded length.
+///
+/// Admission is split from submission so the axon can refuse a request (503) before reading its
+/// body: try_reserve() takes a slot, submit() fills it once the body is verified, release() gives
+/// it back when the request fails in between. Slots count reserved plus queued jobs (not the
+/// running ones). All members are thread-safe.
+class worker_pool {
+ public:
+  worker_pool(std::size_t threads, std::size_t capacity);
+  /// stop() with no grace period.
+  ~worker_pool();
+  worker_pool(const worker_pool&) = delete;
+  worker_pool& operator=(const worker_pool&) = delete;
+
+  /// False when the queue is full or the pool is stopping.
+  bool try_reserve() noexcept;
+  /// Returns a reserved slot that will not be submitted.
+  void release() noexcept;
+  /// Queues a job in a reserved slot. False (slot released, job dropped) once stopped.
+  bool submit(double priority, std::shared_ptr<pool_job> job);
+
+  /// Stops taking work, lets queued and running jobs finish for up to `grace`, then drops the
+  /// queued ones and abandons (detaches) threads still inside a handler: a hung handler cannot
+  /// hang shutdown. Abandoned jobs are never completed. Idempotent.
+  void stop(std::chrono::steady_clock::duration grace);
+
+  std::size_t queued() const;
+  std::size_t threads() const noexcept { return thread_count_; }
+
+  struct core;  // shared with the threads (defined in worker_pool.cpp)
+
+ private:
+  std::shared_ptr<core> core_;
+  std::size_t thread_count_;
+};
+
+}  // namespace bt::detail
