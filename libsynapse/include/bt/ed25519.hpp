@@ -39,10 +39,11 @@ std::error_code from_bytes(std::span<const std::uint8_t> bytes, secret_key& out)
 signature sign(const secret_key& secret, std::span<const std::uint8_t> message) noexcept;
 
 /// crypto_sign_verify_detached (libsodium's strict rules: canonical s, canonical non-small-order
-/// A and R). Returns {} when valid, otherwise invalid_signature (length != 64, s >= l),
-/// invalid_public_key (not a canonical point of the prime-order subgroup, or small order) or
-/// signature_mismatch (everything else libsodium rejects). The reason is worked out only after
-/// libsodium has rejected, so a valid signature costs exactly one libsodium verification.
+/// A and R). Returns {} when valid, otherwise, checked in this order: invalid_signature (length
+/// != 64, s >= l), invalid_public_key (A not a canonical point of the prime-order subgroup),
+/// invalid_signature (R likewise) or signature_mismatch (everything else libsodium rejects).
+/// The reason is worked out only after libsodium has rejected, so a valid signature costs exactly
+/// one libsodium verification.
 std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const std::uint8_t> message,
                        std::span<const std::uint8_t> signature) noexcept;
 
