@@ -14,8 +14,8 @@ target_link_libraries(bt_perf_support PUBLIC bt::net bt::synapse)
 bt_target_defaults(bt_perf_support)
 
 if(TARGET bt::axon AND TARGET bt::dendrite)
-  file(GLOB ping_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/ping_*.cpp)
-  add_executable(bt-ping ${CMAKE_CURRENT_SOURCE_DIR}/bt_ping.cpp ${ping_sources})
+  add_executable(bt-ping ${CMAKE_CURRENT_SOURCE_DIR}/bt_ping.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ping_driver.cpp
+                         ${CMAKE_CURRENT_SOURCE_DIR}/ping_modes.cpp)
   target_link_libraries(bt-ping PRIVATE bt_perf_support bt::axon bt::dendrite CLI11::CLI11)
   bt_target_defaults(bt-ping)
   if(TARGET bt-axon)
