@@ -1,0 +1,238 @@
+// `bt-dendrite query` (see query_command.hpp).
+#include "query_command.hpp"
+
+#include <bt/axon_info.hpp>
+#include <bt/dendrite.hpp>
+#include <bt/dynamic_synapse.hpp>
+#include <bt/examples/dummy.hpp>
+#include <bt/json_body.hpp>
+#include <bt/keypair.hpp>
+#include <bt/wallet.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace bt::cli {
+namespace {
+
+/// Bad usage: reported on stderr, exit status 2.
+struct usage_error {
+  std::string message;
+};
+
+/// "IP:PORT:HOTKEY", split from the right so that IPv6 ("[::1]:8091:5F..." or "::1:8091:5F...")
+/// works.
+axon_info parse_axon_flag(const std::string& text) {
+  const auto c2 = text.rfind(':');
+  if (c2 == std::string::npos || c2 == 0) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
+  const auto c1 = text.rfind(':', c2 - 1);
+  if (c1 == std::string::npos) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
+  axon_info a;
+  a.hotkey = text.substr(c2 + 1);
+  std::string ip = text.substr(0, c1);
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  a.ip = ip;
+  a.ip_type = ip.find(':') != std::string::npos ? 6 : 4;
+  const std::string port = text.substr(c1 + 1, c2 - c1 - 1);
+  unsigned long p = 0;
+  try {
+    std::size_t used = 0;
+    p = std::stoul(port, &used);
+    if (used != port.size()) throw std::invalid_argument("port");
+  } catch (const std::exception&) {
+    throw usage_error{"--axon '" + text + "': invalid port '" + port + "'"};
+  }
+  if (p == 0 || p > 65535) throw usage_error{"--axon '" + text + "': port out of range"};
+  if (ip.empty() || a.hotkey.empty()) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
+  a.port = static_cast<std::uint16_t>(p);
+  return a;
+}
+
+std::vector<axon_info> load_axons_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error{"--axons: cannot read " + path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  if (error e = parse_json(ss.str(), j, {}); e) throw usage_error{"--axons " + path + ": " + e.message()};
+  if (!j.is_array()) throw usage_error{"--axons " + path + ": expected a JSON list of AxonInfo objects"};
+  std::vector<axon_info> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    axon_info a;
+    if (error e = axon_info_from_json(j[i], a); e)
+      throw usage_error{"--axons " + path + " [" + std::to_string(i) + "]: " + e.message()};
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+keypair load_signer(const query_config& cfg) {
+  error err;
+  if (!cfg.uri.empty()) {
+    if (!cfg.wallet_path.empty() || !cfg.wallet_name.empty() || !cfg.wallet_hotkey.empty())
+      throw usage_error{"--uri and --wallet.* are exclusive"};
+    auto k = keypair::from_uri(cfg.uri, crypto_type::sr25519, err);
+    if (!k) throw usage_error{"--uri: " + err.message()};
+    return std::move(*k);
+  }
+  wallet_config wc = wallet_config::from_env();
+  if (!cfg.wallet_path.empty()) wc.path = cfg.wallet_path;
+  if (!cfg.wallet_name.empty()) wc.name = cfg.wallet_name;
+  if (!cfg.wallet_hotkey.empty()) wc.hotkey = cfg.wallet_hotkey;
+  try {
+    wallet w(wc);
+    auto k = w.load_hotkey(err);
+    if (!k) throw usage_error{"hotkey " + w.hotkey_path().string() + ": " + err.message()};
+    return std::move(*k);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error{e.what()};
+  }
+}
+
+json parse_fields(const query_config& cfg) {
+  if (cfg.fields.empty()) return json::object();
+  json j;
+  if (error e = parse_json(cfg.fields, j, {}); e) throw usage_error{"--fields: " + e.message()};
+  if (!j.is_object()) throw usage_error{"--fields: expected a JSON object"};
+  return j;
+}
+
+/// Sets each field value of `s` from --fields through the type's own field operations.
+void assign_fields(const synapse_descriptor& d, synapse& s, const json& fields) {
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    const field_descriptor* f = d.find(it.key());
+    if (!f) throw usage_error{"--fields: " + d.name() + " has no field '" + it.key() + "'"};
+    std::string why;
+    if (!f->ops->from_json(s, *f, it.value(), why))
+      throw usage_error{"--fields: " + it.key() + ": " + why};
+  }
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = static_cast<std::size_t>(std::ceil(rank));
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+/// Prints the results and the summary; returns 0 when every status is 200.
+template <class T>
+int report(const std::vector<T>& results, double wall_seconds) {
+  std::map<std::string, std::size_t> by_status;
+  std::vector<double> latencies;
+  bool all_ok = true;
+  for (const T& r : results) {
+    std::cout << to_json_value(descriptor_for(r), r).dump() << '\n';
+    const std::string key =
+        r.dendrite.status_code ? std::to_string(*r.dendrite.status_code) : std::string("None");
+    ++by_status[key];
+    all_ok = all_ok && r.is_success();
+    if (r.dendrite.process_time) latencies.push_back(*r.dendrite.process_time * 1000.0);
+  }
+  std::cout.flush();
+  std::fprintf(stderr, "queried %zu axon(s) in %.3f s; status:", results.size(), wall_seconds);
+  for (const auto& [k, n] : by_status) std::fprintf(stderr, " %s x%zu", k.c_str(), n);
+  std::fprintf(stderr, "\n");
+  if (!latencies.empty()) {
+    std::fprintf(stderr, "latency over %zu completed exchange(s): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
+                 latencies.size(), percentile(latencies, 50), percentile(latencies, 90),
+                 percentile(latencies, 99));
+  }
+  return all_ok ? 0 : 1;
+}
+
+template <class T>
+int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons, const T& proto) {
+  dendrite d(std::move(key),
+             dendrite_options{.external_ip = cfg.external_ip,
+                              .max_concurrency = std::max<std::size_t>(1, cfg.concurrency)});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto results = d.forward(axons, proto, cfg.timeout);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report(results, wall);
+}
+
+}  // namespace
+
+CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
+  CLI::App* q = app.add_subcommand("query", "Query axons like a validator; one JSON line per axon on stdout");
+  q->add_option("--axon", cfg.axon, "Target IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)");
+  q->add_option("--axons", cfg.axons_file, "JSON file: a list of AxonInfo objects (e.g. an exported metagraph)");
+  q->add_option("--synapse", cfg.synapse,
+                "Synapse name: Synapse (ping) and Dummy are known; any other name is dynamic, "
+                "described by --fields/--required/--hash-fields (default Synapse)");
+  q->add_option("--fields", cfg.fields, "JSON object of field values, in declaration order");
+  q->add_option("--required", cfg.required, "Required fields of a dynamic synapse (no default in Python)");
+  q->add_option("--hash-fields", cfg.hash_fields, "required_hash_fields of a dynamic synapse, in order");
+  q->add_option("--timeout", cfg.timeout, "Total deadline per call in seconds (default 12)");
+  q->add_option("--uri", cfg.uri, "Sign with the key of this secret URI (e.g. //Alice) instead of a wallet");
+  q->add_option("--wallet.path", cfg.wallet_path, "Wallet directory (default BT_WALLET_PATH or ~/.bittensor/wallets)");
+  q->add_option("--wallet.name", cfg.wallet_name, "Wallet name (default BT_WALLET_NAME or default)");
+  q->add_option("--wallet.hotkey", cfg.wallet_hotkey, "Hotkey name (default BT_WALLET_HOTKEY or default)");
+  q->add_option("--external-ip", cfg.external_ip,
+                "bt_header_dendrite_ip value (default: the local address of each connection)");
+  q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)");
+  return q;
+}
+
+int run_query(const query_config& cfg) {
+  try {
+    std::vector<axon_info> axons;
+    for (const auto& a : cfg.axon) axons.push_back(parse_axon_flag(a));
+    if (!cfg.axons_file.empty()) {
+      auto more = load_axons_file(cfg.axons_file);
+      axons.insert(axons.end(), more.begin(), more.end());
+    }
+    if (axons.empty()) throw usage_error{"no target: give --axon IP:PORT:HOTKEY or --axons FILE"};
+    if (!(cfg.timeout > 0) || !std::isfinite(cfg.timeout)) throw usage_error{"--timeout must be a positive number"};
+    const json fields = parse_fields(cfg);
+    keypair key = load_signer(cfg);
+
+    if (cfg.synapse == "Synapse" || cfg.synapse == "Dummy") {
+      if (!cfg.required.empty() || !cfg.hash_fields.empty())
+        throw usage_error{"--required/--hash-fields describe dynamic synapses; " + cfg.synapse +
+                          " is a known type"};
+    }
+    if (cfg.synapse == "Synapse") {
+      synapse s;
+      assign_fields(descriptor_of<synapse>(), s, fields);
+      return query_all(cfg, std::move(key), axons, s);
+    }
+    if (cfg.synapse == "Dummy") {
+      examples::dummy s;
+      assign_fields(descriptor_of<examples::dummy>(), s, fields);
+      return query_all(cfg, std::move(key), axons, s);
+    }
+    // A dynamic type: the fields of --fields in their order, plus any --required/--hash-fields
+    // name not given a value (they start as None).
+    std::vector<dynamic_field_spec> specs;
+    auto add_spec = [&](const std::string& name) {
+      for (const auto& s : specs)
+        if (s.name == name) return;
+      const bool req = std::find(cfg.required.begin(), cfg.required.end(), name) != cfg.required.end();
+      specs.push_back({name, req ? field_kind::required : field_kind::optional});
+    };
+    for (auto it = fields.begin(); it != fields.end(); ++it) add_spec(it.key());
+    for (const auto& n : cfg.required) add_spec(n);
+    for (const auto& n : cfg.hash_fields) add_spec(n);
+    error err;
+    auto type = make_dynamic_descriptor(cfg.synapse, specs, cfg.hash_fields, err);
+    if (!type || err) throw usage_error{"--synapse " + cfg.synapse + ": " + err.message()};
+    dynamic_synapse s(type);
+    assign_fields(*type, s, fields);
+    return query_all(cfg, std::move(key), axons, s);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "bt-dendrite query: %s\n", e.message.c_str());
+    return 2;
+  }
+}
+
+}  // namespace bt::cli

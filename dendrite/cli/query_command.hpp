@@ -1,0 +1,42 @@
+// `bt-dendrite query`: query axons like a validator and print what a Python validator would see.
+//
+//   bt-dendrite query --axon 127.0.0.1:8091:5FHneW46... --synapse Dummy --fields '{"dummy_input": 3}'
+//   bt-dendrite query --axons metagraph_axons.json --synapse Synapse --timeout 5 --uri //Alice
+//
+// stdout: one JSON line per axon, in order: the resulting synapse as model_dump() shows it.
+// stderr: a summary (counts by status, latency percentiles).
+// Exit status: 0 when every answer was 200, 1 otherwise, 2 for bad usage.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bt::cli {
+
+struct query_config {
+  std::vector<std::string> axon;    ///< --axon IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)
+  std::string axons_file;           ///< --axons FILE: JSON list of AxonInfo objects
+  std::string synapse = "Synapse";  ///< --synapse NAME (Synapse and Dummy are known; others dynamic)
+  std::string fields;               ///< --fields JSON object of field values (declaration order)
+  std::vector<std::string> required;     ///< --required NAME... (dynamic types)
+  std::vector<std::string> hash_fields;  ///< --hash-fields NAME... (dynamic types)
+  double timeout = 12.0;            ///< --timeout seconds
+  std::string uri;                  ///< --uri: sign with this secret URI instead of a wallet
+  std::string wallet_path;          ///< --wallet.path (default BT_WALLET_PATH or ~/.bittensor/wallets)
+  std::string wallet_name;          ///< --wallet.name
+  std::string wallet_hotkey;        ///< --wallet.hotkey
+  std::string external_ip;          ///< --external-ip: the bt_header_dendrite_ip value
+  std::size_t concurrency = 256;    ///< --concurrency: calls in flight at once
+};
+
+/// Adds the `query` subcommand to `app`; `cfg` must outlive the parse. Returns the subcommand
+/// (check `->parsed()` after parsing, then call run_query).
+CLI::App* add_query_command(CLI::App& app, query_config& cfg);
+
+/// Runs the queries; returns the exit status (0, 1 or 2) and writes diagnostics to stderr.
+int run_query(const query_config& cfg);
+
+}  // namespace bt::cli
