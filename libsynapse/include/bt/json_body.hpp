@@ -37,6 +37,13 @@ struct json_read_options {
   std::size_t max_depth = 64;  ///< deeper nesting is rejected (nesting_too_deep)
 };
 
+/// Parses untrusted JSON text into `out` without exceptions escaping: invalid JSON (including
+/// NaN/Infinity tokens and invalid UTF-8) is invalid_json, nesting beyond max_depth is
+/// nesting_too_deep, a duplicate object key is invalid_json, and an integer outside
+/// [-2^63, 2^64) is invalid_json (big integers are never rounded through double; PROTOCOL 1.4).
+/// `what` of the error is "json".
+error parse_json(std::string_view text, json& out, const json_read_options& opt = {});
+
 /// Parses an untrusted body into `target` (never throws). Base fields and the type's fields are
 /// assigned from the JSON object; unknown keys are ignored; a missing required field is
 /// missing_field, a missing optional one keeps its default; a value of the wrong type is

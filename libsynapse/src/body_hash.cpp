@@ -1,0 +1,37 @@
+// Synapse.body_hash (PROTOCOL 3.1): H(H(str(v1)) || ... || H(str(vn))) over the descriptor's
+// hash fields in required_hash_fields order, H = lowercase hex SHA3-256.
+#include <bt/body_hash.hpp>
+
+#include <bt/hex.hpp>
+#include <bt/sha3.hpp>
+
+namespace bt {
+namespace {
+
+std::string_view hex_of(const sha3_256_digest& d, char (&buf)[64]) noexcept {
+  constexpr char digits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    buf[2 * i] = digits[d[i] >> 4];
+    buf[2 * i + 1] = digits[d[i] & 0xF];
+  }
+  return {buf, sizeof buf};
+}
+
+}  // namespace
+
+std::string body_hash(const synapse_descriptor& d, const synapse& s) {
+  if (d.hash_fields().empty()) return d.constant_body_hash();
+  sha3_256_hasher outer;
+  std::string text;
+  text.reserve(64);
+  char hex[64];
+  for (std::size_t index : d.hash_fields()) {
+    const auto& f = d.fields()[index];
+    text.clear();
+    f.ops->python_str(s, f, text);
+    outer.update(hex_of(sha3_256(text), hex));
+  }
+  return std::string(hex_of(outer.finish(), hex));
+}
+
+}  // namespace bt

@@ -1,0 +1,271 @@
+#include <bt/json_body.hpp>
+
+#include <bt/dynamic_synapse.hpp>
+#include <bt/examples/dummy.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct point {
+  std::int64_t x = 0;
+  std::string label;
+  BT_DEFINE_TYPE_INTRUSIVE(point, x, label)
+  friend bool operator==(const point&, const point&) = default;
+};
+
+struct rich : bt::synapse {
+  std::int64_t count = 0;
+  double ratio = 0;
+  bool flag = false;
+  std::string text;
+  std::optional<std::int64_t> maybe;
+  std::vector<double> scores;
+  std::vector<std::vector<std::int64_t>> grid;
+  bt::json extra;
+  point where;
+  std::optional<std::vector<std::string>> tags;
+
+  static bt::synapse_schema<rich> schema() {
+    return {.name = "Rich",
+            .fields = {bt::field<&rich::count>("count", bt::required), bt::field<&rich::ratio>("ratio"),
+                       bt::field<&rich::flag>("flag"), bt::field<&rich::text>("text"),
+                       bt::field<&rich::maybe>("maybe"), bt::field<&rich::scores>("scores"),
+                       bt::field<&rich::grid>("grid"), bt::field<&rich::extra>("extra"),
+                       bt::field<&rich::where>("where"), bt::field<&rich::tags>("tags")},
+            .hash_fields = {"count", "where"}};
+  }
+  friend bool operator==(const rich&, const rich&) = default;
+};
+
+const std::string base_tail =
+    "\"dendrite\": {\"status_code\": null, \"status_message\": null, \"process_time\": null, \"ip\": null, "
+    "\"port\": null, \"version\": null, \"nonce\": null, \"uuid\": null, \"hotkey\": null, \"signature\": null}, "
+    "\"axon\": {\"status_code\": null, \"status_message\": null, \"process_time\": null, \"ip\": null, "
+    "\"port\": null, \"version\": null, \"nonce\": null, \"uuid\": null, \"hotkey\": null, \"signature\": null}, "
+    "\"computed_body_hash\": \"\"";
+
+std::string dummy_body(const std::string& tail) {
+  return "{\"name\": \"Dummy\", \"timeout\": 12.0, \"total_size\": 0, \"header_size\": 0, " + base_tail + tail + "}";
+}
+
+}  // namespace
+
+TEST_CASE("the base Synapse body is Python's json.dumps(Synapse().model_dump())", "[json_body]") {
+  CHECK(bt::to_json_body(bt::synapse{}) ==
+        "{\"name\": \"Synapse\", \"timeout\": 12.0, \"total_size\": 0, \"header_size\": 0, " + base_tail + "}");
+}
+
+TEST_CASE("typed fields are written as the Python class dumps them", "[json_body]") {
+  rich r;
+  r.count = -3;
+  r.ratio = 1;  // a float field holding 1 dumps as 1.0
+  r.flag = true;
+  r.text = "h\xc3\xa9 \"q\" \\ \n \x01 \x7f \xf0\x9f\x9a\x80";
+  r.scores = {1, 0.5, 1e16, 1e-5};
+  r.grid = {{1, 2}, {}};
+  r.extra = bt::json::parse(R"({"b": 1, "a": [true, null]})");
+  r.where = {7, "x"};
+  r.tags = std::vector<std::string>{"t"};
+  const auto py = bt::to_json_body(r);
+  CHECK(py.substr(py.find("\"computed_body_hash\"")) ==
+        "\"computed_body_hash\": \"\", \"count\": -3, \"ratio\": 1.0, \"flag\": true, "
+        "\"text\": \"h\\u00e9 \\\"q\\\" \\\\ \\n \\u0001 \\u007f \\ud83d\\ude80\", \"maybe\": null, "
+        "\"scores\": [1.0, 0.5, 1e+16, 1e-05], \"grid\": [[1, 2], []], \"extra\": {\"b\": 1, \"a\": [true, null]}, "
+        "\"where\": {\"x\": 7, \"label\": \"x\"}, \"tags\": [\"t\"]}");
+  const auto compact = bt::to_json_body(r, bt::json_style::compact);
+  CHECK(compact.substr(compact.find("\"computed_body_hash\"")) ==
+        "\"computed_body_hash\":\"\",\"count\":-3,\"ratio\":1.0,\"flag\":true,"
+        "\"text\":\"h\xc3\xa9 \\\"q\\\" \\\\ \\n \\u0001 \x7f \xf0\x9f\x9a\x80\",\"maybe\":null,"
+        "\"scores\":[1.0,0.5,1e+16,1e-05],\"grid\":[[1,2],[]],\"extra\":{\"b\":1,\"a\":[true,null]},"
+        "\"where\":{\"x\":7,\"label\":\"x\"},\"tags\":[\"t\"]}");
+  CHECK(compact.rfind("{\"name\":\"Rich\",\"timeout\":12.0,\"total_size\":0,\"header_size\":0,\"dendrite\":{", 0) == 0);
+}
+
+TEST_CASE("bodies round-trip through read_json_body", "[json_body]") {
+  rich r;
+  r.count = 9223372036854775807;
+  r.ratio = 0.1;
+  r.text = "\xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x9a\x80";
+  r.maybe = -1;
+  r.scores = {0.30000000000000004, -0.0};
+  r.grid = {{3}};
+  r.extra = bt::json::parse(R"([1, "two", {"three": 3.5}, 18446744073709551615])");
+  r.where = {1, "p"};
+  r.dendrite.nonce = 1718000000123456789;
+  r.dendrite.signature = "0xabc";
+  r.axon.process_time = 0.012345678;
+  r.timeout = 30;
+  r.total_size = 123;
+  r.computed_body_hash = "deadbeef";
+  for (auto style : {bt::json_style::python_dumps, bt::json_style::compact}) {
+    rich back;
+    REQUIRE_FALSE(bt::from_json_body(bt::to_json_body(r, style), back));
+    CHECK(back == r);
+    CHECK(std::signbit(back.scores[1]));
+  }
+}
+
+TEST_CASE("non-finite floats are written as null", "[json_body]") {
+  rich r;
+  r.ratio = std::numeric_limits<double>::infinity();
+  r.scores = {std::nan("")};
+  const auto body = bt::to_json_body(r);
+  CHECK(body.find("\"ratio\": null") != std::string::npos);
+  CHECK(body.find("\"scores\": [null]") != std::string::npos);
+}
+
+TEST_CASE("reading: unknown keys ignored, missing optional keeps its value, name not taken", "[json_body]") {
+  bt::examples::dummy d;
+  d.dummy_output = 4;
+  REQUIRE_FALSE(bt::from_json_body(R"({"name": "Other", "dummy_input": 5, "surprise": [1]})", d));
+  CHECK(d.dummy_input == 5);
+  CHECK(d.dummy_output == 4);
+  CHECK(d.timeout == 12.0);
+  // null for an Optional field is None; the whole terminal block null resets it.
+  d.axon.port = 1;
+  REQUIRE_FALSE(bt::from_json_body(R"({"dummy_input": 5, "dummy_output": null, "axon": null})", d));
+  CHECK_FALSE(d.dummy_output.has_value());
+  CHECK(d.axon == bt::terminal_info{});
+}
+
+TEST_CASE("reading applies the TerminalInfo casts of PROTOCOL 1.1", "[json_body]") {
+  bt::examples::dummy d;
+  REQUIRE_FALSE(bt::from_json_body(dummy_body(", \"dummy_input\": 1"), d));
+  REQUIRE_FALSE(bt::from_json_body(
+      R"({"dummy_input": 1, "timeout": "30", "total_size": "1_000", "dendrite": {"nonce": "17", "port": 8091.0, "process_time": "1e-05", "extra": 1}})",
+      d));
+  CHECK(d.timeout == 30.0);
+  CHECK(d.total_size == 1000);
+  CHECK(d.dendrite.nonce == 17);
+  CHECK(d.dendrite.port == 8091);
+  CHECK(d.dendrite.process_time == 1e-05);
+  // A TerminalInfo block replaces the whole terminal: absent keys become None.
+  REQUIRE_FALSE(bt::from_json_body(R"({"dummy_input": 1, "dendrite": {"port": 1}})", d));
+  CHECK_FALSE(d.dendrite.nonce.has_value());
+  CHECK(d.dendrite.port == 1);
+}
+
+TEST_CASE("malformed bodies: each gives the exact error", "[json_body][errors]") {
+  struct bad_case {
+    std::string body;
+    bt::errc code;
+    std::string what;
+    std::string detail;  // exact, or a prefix when it ends with '*'
+  };
+  const std::vector<bad_case> cases = {
+      {"", bt::errc::invalid_json, "body", "*"},
+      {"{", bt::errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": 1,}", bt::errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": NaN}", bt::errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": Infinity}", bt::errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": 1} trailing", bt::errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": \"\xff\"}", bt::errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": 1, \"dummy_input\": 2}", bt::errc::invalid_json, "body", "duplicate key 'dummy_input'"},
+      {"{\"dummy_input\": 123456789012345678901234567890}", bt::errc::invalid_json, "body",
+       "integer literal beyond 64 bits: '123456789012345678901234567890'"},
+      {"{\"dummy_input\": -9223372036854775809}", bt::errc::invalid_json, "body",
+       "integer literal beyond 64 bits: '-9223372036854775809'"},
+      {std::string(65, '[') + std::string(65, ']'), bt::errc::nesting_too_deep, "body", "nesting deeper than 64"},
+      {"[]", bt::errc::invalid_body, "body", "expected a JSON object, got array"},
+      {"\"text\"", bt::errc::invalid_body, "body", "expected a JSON object, got string"},
+      {"null", bt::errc::invalid_body, "body", "expected a JSON object, got null"},
+      {"{}", bt::errc::missing_field, "body.dummy_input", "required field absent"},
+      {"{\"dummy_output\": 1}", bt::errc::missing_field, "body.dummy_input", "required field absent"},
+      {"{\"dummy_input\": \"1\"}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got string"},
+      {"{\"dummy_input\": 1.5}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got a non-integral number"},
+      {"{\"dummy_input\": true}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got boolean"},
+      {"{\"dummy_input\": null}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got null"},
+      {"{\"dummy_input\": 18446744073709551615}", bt::errc::wrong_type, "body.dummy_input", "integer out of range"},
+      {"{\"dummy_input\": 1e19}", bt::errc::wrong_type, "body.dummy_input", "integer out of range"},
+      {"{\"dummy_input\": 1, \"dummy_output\": [1]}", bt::errc::wrong_type, "body.dummy_output",
+       "expected an integer, got array"},
+      {"{\"dummy_input\": 1, \"timeout\": \"soon\"}", bt::errc::invalid_float, "body.timeout",
+       "not a Python float() literal: 'soon'"},
+      {"{\"dummy_input\": 1, \"timeout\": [12]}", bt::errc::wrong_type, "body.timeout", "expected a number, got array"},
+      {"{\"dummy_input\": 1, \"total_size\": 1.5}", bt::errc::invalid_integer, "body.total_size",
+       "not an integral number"},
+      {"{\"dummy_input\": 1, \"header_size\": false}", bt::errc::wrong_type, "body.header_size",
+       "expected an integer, got boolean"},
+      {"{\"dummy_input\": 1, \"dendrite\": []}", bt::errc::wrong_type, "body.dendrite", "expected an object, got array"},
+      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", bt::errc::invalid_integer, "body.dendrite.nonce",
+       "not a Python int() literal: 'x1'"},
+      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": 9223372036854775808}}", bt::errc::invalid_integer,
+       "body.dendrite.nonce", "integer out of range"},
+      {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", bt::errc::wrong_type, "body.axon.hotkey",
+       "expected a string, got integer"},
+      {"{\"dummy_input\": 1, \"axon\": {\"process_time\": \"fast\"}}", bt::errc::invalid_float,
+       "body.axon.process_time", "not a Python float() literal: 'fast'"},
+      {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", bt::errc::wrong_type, "body.computed_body_hash",
+       "expected a string, got integer"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.body.substr(0, 80));
+    bt::examples::dummy d;
+    const auto err = bt::from_json_body(c.body, d);
+    CHECK(err.code == bt::make_error_code(c.code));
+    CHECK(err.what == c.what);
+    if (!c.detail.empty() && c.detail.back() == '*')
+      CHECK_FALSE(err.detail.empty());
+    else
+      CHECK(err.detail == c.detail);
+  }
+}
+
+TEST_CASE("typed containers report the failing element", "[json_body][errors]") {
+  rich r;
+  auto err = bt::from_json_body(R"({"count": 1, "scores": [1, "x"]})", r);
+  CHECK(err.code == bt::make_error_code(bt::errc::wrong_type));
+  CHECK(err.what == "body.scores");
+  CHECK(err.detail == "[1]: expected a number, got string");
+  err = bt::from_json_body(R"({"count": 1, "grid": [[1], [2, 3.5]]})", r);
+  CHECK(err.what == "body.grid");
+  CHECK(err.detail == "[1]: [1]: expected an integer, got a non-integral number");
+  err = bt::from_json_body(R"({"count": 1, "where": {"x": "no"}})", r);
+  CHECK(err.code == bt::make_error_code(bt::errc::wrong_type));
+  CHECK(err.what == "body.where");
+  CHECK_FALSE(err.detail.empty());
+  // Integral floats are accepted for int fields, as pydantic's lax mode does.
+  REQUIRE_FALSE(bt::from_json_body(R"({"count": 3.0, "ratio": 2})", r));
+  CHECK(r.count == 3);
+  CHECK(r.ratio == 2.0);
+}
+
+TEST_CASE("parse_json: depth bound is configurable; big integers are exact", "[json_body]") {
+  bt::json j;
+  REQUIRE_FALSE(bt::parse_json("[[[1]]]", j, {.max_depth = 3}));
+  const auto err = bt::parse_json("[[[[1]]]]", j, {.max_depth = 3});
+  CHECK(err.code == bt::make_error_code(bt::errc::nesting_too_deep));
+  CHECK(err.what == "json");
+  REQUIRE_FALSE(bt::parse_json("[18446744073709551615, -9223372036854775808, 1718000000123456789]", j));
+  CHECK(j[0].get<std::uint64_t>() == 18446744073709551615u);
+  CHECK(j[1].get<std::int64_t>() == std::numeric_limits<std::int64_t>::min());
+  CHECK(j[2].get<std::int64_t>() == 1718000000123456789);
+  CHECK(bt::parse_json("18446744073709551616", j).code == bt::make_error_code(bt::errc::invalid_json));
+  // Key order is kept; large objects still detect duplicates.
+  std::string big = "{";
+  for (int i = 0; i < 40; ++i) big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  REQUIRE_FALSE(bt::parse_json(big + "\"z\": 0}", j));
+  CHECK(j.begin().key() == "k0");
+  CHECK(bt::parse_json(big + "\"k39\": 0}", j).detail == "duplicate key 'k39'");
+}
+
+TEST_CASE("to_json_value mirrors the body", "[json_body]") {
+  bt::examples::dummy d;
+  d.dummy_input = 2;
+  const auto j = bt::to_json_value(bt::descriptor_of<bt::examples::dummy>(), d);
+  CHECK(j.at("name") == "Dummy");
+  CHECK(j.at("dummy_input") == 2);
+  CHECK(j.at("dummy_output").is_null());
+  CHECK(j.at("dendrite").size() == 10);
+  bt::json parsed;
+  REQUIRE_FALSE(bt::parse_json(bt::to_json_body(d), parsed));
+  CHECK(parsed == j);
+}
