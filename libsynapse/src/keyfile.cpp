@@ -131,7 +131,13 @@ std::optional<keypair> from_secret_field(const std::string& text, const char* ke
   const bool have_claim = *claimed != public_key_bytes{};
   auto kp = keypair::from_secret_key(*bytes, type, err, have_claim ? &*claimed : nullptr);
   if (!kp) {
-    err.what = "keyfile " + std::string(key);
+    // With a claimed public key, from_secret_key fails when neither form matches it.
+    if (have_claim) {
+      err = kf_error(errc::keyfile_invalid, std::string(key) + " does not belong to the file's public key (" +
+                                                err.message() + ")");
+    } else {
+      err.what = "keyfile " + std::string(key);
+    }
     return std::nullopt;
   }
   if (have_claim && kp->public_key() != *claimed) {
