@@ -1,0 +1,21 @@
+// bt-dendrite: the validator-side command-line tool. Each subcommand lives in its own
+// <name>_command.{hpp,cpp} exposing add_<name>_command(app, cfg) and run_<name>(cfg, ...);
+// adding one is a registration line and a dispatch line below.
+#include "encode_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"bt-dendrite: query Bittensor axons and inspect what a dendrite sends"};
+  app.require_subcommand(1);
+
+  bt::cli::encode_config encode_cfg;
+  auto* encode = bt::cli::add_encode_command(app, encode_cfg);
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (encode->parsed()) return bt::cli::run_encode(encode_cfg, std::cin, std::cout);
+  return 2;
+}
