@@ -47,16 +47,18 @@ std::string make_uuid1() {
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
-  const std::uint64_t ts = static_cast<std::uint64_t>(ns / 100) + 0x01B21DD213814000ull;  // since 1582-10-15
+  const std::uint64_t ts =
+      static_cast<std::uint64_t>(ns / 100) + 0x01B21DD213814000ull;  // since 1582-10-15
   unsigned char rnd[8];
   randombytes_buf(rnd, sizeof rnd);
   const unsigned clock_seq = ((rnd[0] << 8 | rnd[1]) & 0x3fff) | 0x8000;
   rnd[2] |= 0x01;
   char out[37];
   std::snprintf(out, sizeof out, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x",
-                static_cast<unsigned>(ts & 0xffffffffu), static_cast<unsigned>((ts >> 32) & 0xffffu),
-                static_cast<unsigned>(((ts >> 48) & 0x0fffu) | 0x1000u), clock_seq, rnd[2], rnd[3], rnd[4], rnd[5],
-                rnd[6], rnd[7]);
+                static_cast<unsigned>(ts & 0xffffffffu),
+                static_cast<unsigned>((ts >> 32) & 0xffffu),
+                static_cast<unsigned>(((ts >> 48) & 0x0fffu) | 0x1000u), clock_seq, rnd[2], rnd[3],
+                rnd[4], rnd[5], rnd[6], rnd[7]);
   return out;
 }
 
@@ -92,9 +94,11 @@ detail::task<void> accept_loop(axon::impl& s) {
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(net::make_strand(s.ioc), detail::use_task);
     if (ec) {
-      if (s.stopping.load() || ec == net::error::operation_aborted || !acceptor.is_open()) co_return;
+      if (s.stopping.load() || ec == net::error::operation_aborted || !acceptor.is_open())
+        co_return;
       s.log->warn("axon: accept failed: {}", ec.message());
-      if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space || ec == net::error::no_memory) {
+      if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
+          ec == net::error::no_memory) {
         // Out of file descriptors: pause instead of spinning; connections closing will free some.
         net::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(50));
         co_await pause.async_wait(detail::use_task);
@@ -173,29 +177,35 @@ bool axon::impl::on_io_thread() const noexcept {
 
 // ---- axon ----
 
-axon::axon(keypair hotkey, axon_options opts) : impl_(std::make_unique<impl>(std::move(hotkey), std::move(opts))) {
+axon::axon(keypair hotkey, axon_options opts)
+    : impl_(std::make_unique<impl>(std::move(hotkey), std::move(opts))) {
   // Python's Axon.__init__ attaches the ping: a forward that returns its input. It runs inline on
   // the I/O thread because it is ours and does nothing; attach<bt::synapse>() replaces it.
   detail::route_spec ping;
-  ping.type = std::shared_ptr<const synapse_descriptor>(std::shared_ptr<void>(), &descriptor_of<synapse>());
+  ping.type =
+      std::shared_ptr<const synapse_descriptor>(std::shared_ptr<void>(), &descriptor_of<synapse>());
   ping.make = [] { return detail::synapse_ptr(new synapse(), [](synapse* p) { delete p; }); };
   ping.forward = [](synapse&, const request_context&) {};
   ping.run_inline = true;
   impl_->routes.push_back(std::make_unique<detail::route>(detail::route{std::move(ping)}));
 }
 
-axon::~axon() { stop(); }
+axon::~axon() {
+  stop();
+}
 
 void axon::add_route(detail::route_spec r) {
   auto& s = *impl_;
-  if (s.started.load()) throw std::logic_error("bt::axon::attach: routes are fixed once the axon has started");
+  if (s.started.load())
+    throw std::logic_error("bt::axon::attach: routes are fixed once the axon has started");
   for (auto& existing : s.routes) {
     if (existing->name() != r.type->name()) continue;
     if (existing->spec.run_inline) {  // the built-in ping may be replaced once
       existing->spec = std::move(r);
       return;
     }
-    throw std::logic_error("bt::axon::attach: synapse '" + r.type->name() + "' is already attached");
+    throw std::logic_error("bt::axon::attach: synapse '" + r.type->name() +
+                           "' is already attached");
   }
   s.routes.push_back(std::make_unique<detail::route>(detail::route{std::move(r)}));
 }
@@ -230,7 +240,9 @@ void axon::start(std::error_code& ec) {
     return fail(std::make_error_code(std::errc::operation_not_permitted));
   }
   if (s.opts.insecure_skip_verification)
-    s.log->warn("axon: SIGNATURE AND NONCE VERIFICATION IS OFF (insecure_skip_verification); loopback only");
+    s.log->warn(
+        "axon: SIGNATURE AND NONCE VERIFICATION IS OFF (insecure_skip_verification); loopback "
+        "only");
   if (s.opts.sign_error_responses && !s.hotkey.has_secret())
     s.log->warn("axon: the hotkey has no secret; error responses will not be signed");
 
@@ -281,14 +293,15 @@ void axon::start(std::error_code& ec) {
   for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&s] { run_io_thread(s); });
   for (auto& t : s.threads) s.thread_ids.push_back(t.get_id());
   s.running = true;
-  s.log->info("axon: listening on {}:{} as {} ({} I/O threads, {} workers)", s.bound_ip, s.bound_port,
-              s.hotkey.ss58_address(), n, s.pool->threads());
+  s.log->info("axon: listening on {}:{} as {} ({} I/O threads, {} workers)", s.bound_ip,
+              s.bound_port, s.hotkey.ss58_address(), n, s.pool->threads());
 }
 
 void axon::stop() {
   auto& s = *impl_;
   if (!s.started.load() || s.threads.empty()) return;
-  if (s.on_io_thread()) throw std::logic_error("bt::axon::stop must not be called from an I/O thread or handler");
+  if (s.on_io_thread())
+    throw std::logic_error("bt::axon::stop must not be called from an I/O thread or handler");
   if (s.stopping.exchange(true)) return;
   s.running = false;
 
@@ -304,11 +317,13 @@ void axon::stop() {
   bool drained;
   {
     std::unique_lock lk(s.conns_m);
-    drained = s.conns_cv.wait_for(lk, s.opts.drain_timeout, [&] { return s.conn_count.load() == 0; });
+    drained =
+        s.conns_cv.wait_for(lk, s.opts.drain_timeout, [&] { return s.conn_count.load() == 0; });
   }
   // 3. Past the drain deadline: cut what is left; handlers see cancelled().
   if (!drained) {
-    s.log->warn("axon: drain deadline passed with {} connections open; closing them", s.conn_count.load());
+    s.log->warn("axon: drain deadline passed with {} connections open; closing them",
+                s.conn_count.load());
     s.for_each_connection([](detail::connection& c) { c.abort(); });
     std::unique_lock lk(s.conns_m);
     s.conns_cv.wait_for(lk, std::chrono::seconds(2), [&] { return s.conn_count.load() == 0; });
@@ -319,7 +334,8 @@ void axon::stop() {
   //    coroutine handler ignoring cancellation would keep them busy: escalate after a grace period.
   {
     std::unique_lock lk(s.threads_m);
-    if (!s.threads_cv.wait_for(lk, std::chrono::seconds(2), [&] { return s.threads_running == 0; })) {
+    if (!s.threads_cv.wait_for(lk, std::chrono::seconds(2),
+                               [&] { return s.threads_running == 0; })) {
       s.log->warn("axon: I/O still busy after the drain; stopping the event loop");
       s.ioc.stop();
     }
@@ -329,7 +345,9 @@ void axon::stop() {
   s.log->info("axon: stopped");
 }
 
-bool axon::running() const noexcept { return impl_->running.load(); }
+bool axon::running() const noexcept {
+  return impl_->running.load();
+}
 
 axon_info axon::info() const {
   const auto& s = *impl_;
@@ -338,7 +356,9 @@ axon_info axon::info() const {
   a.ip = !s.opts.external_ip.empty() ? strip_brackets(s.opts.external_ip)
          : !s.bound_ip.empty()       ? s.bound_ip
                                      : strip_brackets(s.opts.ip);
-  a.port = s.opts.external_port != 0 ? s.opts.external_port : s.bound_port != 0 ? s.bound_port : s.opts.port;
+  a.port = s.opts.external_port != 0 ? s.opts.external_port
+           : s.bound_port != 0       ? s.bound_port
+                                     : s.opts.port;
   a.ip_type = ip_type_of(a.ip);
   a.hotkey = s.hotkey.ss58_address();
   a.coldkey = s.opts.coldkey;
@@ -346,11 +366,17 @@ axon_info axon::info() const {
   return a;
 }
 
-std::uint16_t axon::port() const noexcept { return impl_->bound_port; }
+std::uint16_t axon::port() const noexcept {
+  return impl_->bound_port;
+}
 
-std::string axon::bound_ip() const { return impl_->bound_ip; }
+std::string axon::bound_ip() const {
+  return impl_->bound_ip;
+}
 
-const keypair& axon::hotkey() const noexcept { return impl_->hotkey; }
+const keypair& axon::hotkey() const noexcept {
+  return impl_->hotkey;
+}
 
 std::vector<std::string> axon::synapse_names() const {
   std::vector<std::string> names;
@@ -358,6 +384,12 @@ std::vector<std::string> axon::synapse_names() const {
   return names;
 }
 
-std::size_t axon::connections() const noexcept { return impl_->conn_count.load(); }
+std::size_t axon::connections() const noexcept {
+  return impl_->conn_count.load();
+}
+
+std::size_t axon::queued_requests() const {
+  return impl_->pool ? impl_->pool->queued() : 0;
+}
 
 }  // namespace bt

@@ -14,7 +14,9 @@ namespace {
 
 struct key_hash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
 };
 
 struct record_entry {
@@ -54,8 +56,9 @@ memory_nonce_store::memory_nonce_store(options opts) : opts_(opts) {
 
 memory_nonce_store::~memory_nonce_store() = default;
 
-nonce_verdict memory_nonce_store::record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
-                                         std::int64_t now_ns, std::int64_t expires_at_ns) noexcept {
+nonce_verdict memory_nonce_store::record(std::string_view hotkey, std::string_view uuid,
+                                         std::int64_t nonce, std::int64_t now_ns,
+                                         std::int64_t expires_at_ns) noexcept {
   // Key "{hotkey}:{uuid}" (strictly_increasing) or "{hotkey}:{uuid}:{nonce}" (unique), built on
   // the stack: honest keys are 48 + 1 + 36 (+ 1 + 19) bytes.
   std::array<char, 256> stack_key;

@@ -105,8 +105,8 @@ void log_access(const connection& c, std::string_view name, std::string_view hot
                 std::string_view message, double seconds) {
   auto& log = *c.core_.log;
   if (!log.should_log(spdlog::level::debug)) return;
-  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", c.body_.size(), name, hotkey,
-            c.peer_ip_, c.peer_port_, status, message, seconds * 1e6);
+  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", c.body_.size(), name,
+            hotkey, c.peer_ip_, c.peer_port_, status, message, seconds * 1e6);
 }
 
 /// What to answer when a request stops at some stage.
@@ -118,13 +118,13 @@ struct rejection {
 };
 
 /// Writes an error answer. `r`/`headers` select the header synapse (null: a fresh Synapse).
-task<bool> answer(connection& c, rejection rej, const route* r, const synapse* headers,
+task<bool> answer(connection& c, const rejection& rej, const route* r, const synapse* headers,
                   clock_type::time_point t0) {
   const double elapsed = seconds_since(t0);
   build_error_response(c, rej.status, rej.message, r, headers, elapsed, rej.close, rej.retry_after);
   log_access(c, r ? std::string_view(r->name()) : std::string_view(strip_query(c.target_)),
-             headers ? or_dash(headers->dendrite.hotkey) : std::string_view("-"), rej.status, rej.message,
-             elapsed);
+             headers ? or_dash(headers->dendrite.hotkey) : std::string_view("-"), rej.status,
+             rej.message, elapsed);
   if (rej.close) c.linger_ = true;
   const bool written = co_await c.write_response();
   co_return written && !rej.close;
@@ -167,8 +167,11 @@ void request_job::finish_on_strand(connection& c) noexcept {
 // ---- the pipeline ----
 
 task<bool> reject_unparsed(connection& c, int status, std::string_view message) {
+  // Named, not a temporary inside the co_await expression: GCC 12 mishandles the lifetime of
+  // non-trivial temporaries there (double destruction).
   const rejection rej{status, std::string(message), true};
-  co_return co_await answer(c, rej, nullptr, nullptr, clock_type::now());
+  const auto now = clock_type::now();
+  co_return co_await answer(c, rej, nullptr, nullptr, now);
 }
 
 task<bool> serve_request(connection& c, request_parser& p) {
@@ -180,10 +183,15 @@ task<bool> serve_request(connection& c, request_parser& p) {
   // An answer given before the body was read closes the connection (the unread body would
   // otherwise have to be drained, without bound).
   const bool close_early = body_pending || !client_keep_alive;
+  // The answer when a stage refuses. Always a named object passed by reference: GCC 12 mishandles
+  // non-trivial temporaries inside co_await expressions (they can be destroyed twice).
+  rejection rej{};
 
   // ---- 1. method and exact route (D24: before any other work) ----
-  if (p.method() != http::verb::post && p.method() != http::verb::get)
-    co_return co_await answer(c, {405, "Method Not Allowed", close_early}, nullptr, nullptr, t0);
+  if (p.method() != http::verb::post && p.method() != http::verb::get) {
+    rej = {405, "Method Not Allowed", close_early};
+    co_return co_await answer(c, rej, nullptr, nullptr, t0);
+  }
   const std::string_view path = strip_query(c.target_);
   const route* r = core.find_route(path);
   if (r == nullptr) {
@@ -193,19 +201,26 @@ task<bool> serve_request(connection& c, request_parser& p) {
       msg += " Available synapses ";
       msg += core.synapse_list;
     }
-    co_return co_await answer(c, {404, std::move(msg), close_early}, nullptr, nullptr, t0);
+    {
+      rej = {404, std::move(msg), close_early};
+      co_return co_await answer(c, rej, nullptr, nullptr, t0);
+    }
   }
 
   // ---- 2. header synapse ----
-  if (const error& e = p.header_error())
-    co_return co_await answer(c, {400, "Malformed headers: " + e.message(), close_early}, nullptr, nullptr, t0);
-  if (!p.saw_body_hash())
-    co_return co_await answer(c, {400, "Malformed headers: missing computed_body_hash", close_early}, nullptr,
-                              nullptr, t0);
+  if (const error& e = p.header_error()) {
+    rej = {400, "Malformed headers: " + e.message(), close_early};
+    co_return co_await answer(c, rej, nullptr, nullptr, t0);
+  }
+  if (!p.saw_body_hash()) {
+    rej = {400, "Malformed headers: missing computed_body_hash", close_early};
+    co_return co_await answer(c, rej, nullptr, nullptr, t0);
+  }
   const double timeout_s = c.view_.timeout.value_or(12.0);
-  if (!std::isfinite(timeout_s) || timeout_s < 0)
-    co_return co_await answer(c, {400, "Malformed headers: timeout must be a finite, non-negative number", close_early},
-                              nullptr, nullptr, t0);
+  if (!std::isfinite(timeout_s) || timeout_s < 0) {
+    rej = {400, "Malformed headers: timeout must be a finite, non-negative number", close_early};
+    co_return co_await answer(c, rej, nullptr, nullptr, t0);
+  }
 
   auto job = std::make_shared<request_job>();
   job->r = r;
@@ -235,8 +250,10 @@ task<bool> serve_request(connection& c, request_parser& p) {
   // ---- 3. verification: who is calling, and is this request fresh and signed for us ----
   if (!opts.insecure_skip_verification) {
     std::string why;
-    if (!core.verifier.check(h, wall_ns(), c.scratch_, why))
-      co_return co_await answer(c, {401, "Not Verified with error: " + why, close_early}, r, &h, t0);
+    if (!core.verifier.check(h, wall_ns(), c.scratch_, why)) {
+      rej = {401, "Not Verified with error: " + why, close_early};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
   }
   if (policy.verify) {
     verdict v;
@@ -247,8 +264,10 @@ task<bool> serve_request(connection& c, request_parser& p) {
     } catch (...) {
       v = verdict::deny("verify function failed");
     }
-    if (!v.allowed)
-      co_return co_await answer(c, {401, "Not Verified with error: " + v.reason, close_early}, r, &h, t0);
+    if (!v.allowed) {
+      rej = {401, "Not Verified with error: " + v.reason, close_early};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
   }
 
   // ---- 4. blacklist, on the authenticated hotkey ----
@@ -265,27 +284,37 @@ task<bool> serve_request(connection& c, request_parser& p) {
     if (failure) {
       const std::string id = error_id();
       core.log->warn("axon: blacklist function of {} threw: {} (#{})", r->name(), *failure, id);
-      co_return co_await answer(c, {500, "Internal Server Error #" + id, close_early}, r, &h, t0);
+      {
+        rej = {500, "Internal Server Error #" + id, close_early};
+        co_return co_await answer(c, rej, r, &h, t0);
+      }
     }
-    if (!v.allowed)
-      co_return co_await answer(c, {403, fmt::format("Forbidden. Key is blacklisted: {}.", v.reason), close_early},
-                                r, &h, t0);
+    if (!v.allowed) {
+      rej = {403, fmt::format("Forbidden. Key is blacklisted: {}.", v.reason), close_early};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
   }
 
   // ---- 5. nonce memory: after the blacklist, so refused callers cannot fill the store ----
   if (!opts.insecure_skip_verification) {
     const std::int64_t now = wall_ns();
-    switch (core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, now, core.verifier.expiry_of(ctx.nonce))) {
+    switch (core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, now,
+                                core.verifier.expiry_of(ctx.nonce))) {
       case nonce_verdict::accepted:
         break;
-      case nonce_verdict::stale:
-        co_return co_await answer(
-            c, {401, "Not Verified with error: Nonce is too old, a newer one was last processed", close_early}, r, &h,
-            t0);
-      case nonce_verdict::replayed:
-        co_return co_await answer(c, {401, "Not Verified with error: Nonce was already used", close_early}, r, &h, t0);
-      case nonce_verdict::full:
-        co_return co_await answer(c, {503, "Service unavailable: too many active callers", close_early, 1}, r, &h, t0);
+      case nonce_verdict::stale: {
+        rej = {401, "Not Verified with error: Nonce is too old, a newer one was last processed",
+               close_early};
+        co_return co_await answer(c, rej, r, &h, t0);
+      }
+      case nonce_verdict::replayed: {
+        rej = {401, "Not Verified with error: Nonce was already used", close_early};
+        co_return co_await answer(c, rej, r, &h, t0);
+      }
+      case nonce_verdict::full: {
+        rej = {503, "Service unavailable: too many active callers", close_early, 1};
+        co_return co_await answer(c, rej, r, &h, t0);
+      }
     }
   }
 
@@ -303,7 +332,10 @@ task<bool> serve_request(connection& c, request_parser& p) {
     if (failure) {
       const std::string id = error_id();
       core.log->warn("axon: priority function of {} threw: {} (#{})", r->name(), *failure, id);
-      co_return co_await answer(c, {500, "Internal Server Error #" + id, close_early}, r, &h, t0);
+      {
+        rej = {500, "Internal Server Error #" + id, close_early};
+        co_return co_await answer(c, rej, r, &h, t0);
+      }
     }
   }
   const bool on_pool = static_cast<bool>(r->spec.forward) && !r->spec.run_inline;
@@ -315,19 +347,21 @@ task<bool> serve_request(connection& c, request_parser& p) {
     }
   } slot;
   if (on_pool) {
-    if (!core.pool->try_reserve())
-      co_return co_await answer(c, {503, "Service unavailable: request queue is full", close_early, 1}, r, &h, t0);
+    if (!core.pool->try_reserve()) {
+      rej = {503, "Service unavailable: request queue is full", close_early, 1};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
     slot.pool = core.pool.get();
   }
 
   // ---- 7. body: size judged before reading, enforced while reading, under the deadline ----
-  if (const auto length = p.content_length(); length && *length > opts.max_body_bytes)
-    co_return co_await answer(c,
-                              {413,
-                               fmt::format("Request body too large: {} bytes, the limit is {}", *length,
-                                           opts.max_body_bytes),
-                               true},
-                              r, &h, t0);
+  if (const auto length = p.content_length(); length && *length > opts.max_body_bytes) {
+    rej = {413,
+           fmt::format("Request body too large: {} bytes, the limit is {}", *length,
+                       opts.max_body_bytes),
+           true};
+    co_return co_await answer(c, rej, r, &h, t0);
+  }
   if (body_pending) {
     if (p.expect_continue() && !co_await c.write_continue()) co_return false;
     p.max_body(opts.max_body_bytes);
@@ -335,17 +369,22 @@ task<bool> serve_request(connection& c, request_parser& p) {
     c.stream_.expires_at(deadline);
     auto [ec, n] = co_await http::async_read(c.stream_, c.buffer_, p, use_task);
     (void)n;
-    if (ec == http::error::body_limit)
-      co_return co_await answer(
-          c, {413, fmt::format("Request body too large: the limit is {} bytes", opts.max_body_bytes), true}, r, &h, t0);
-    if (ec == beast::error::timeout)
-      co_return co_await answer(c, {408, "Request timeout after " + python_seconds(timeout_s) + " seconds", true}, r,
-                                &h, t0);
+    if (ec == http::error::body_limit) {
+      rej = {413, fmt::format("Request body too large: the limit is {} bytes", opts.max_body_bytes),
+             true};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
+    if (ec == beast::error::timeout) {
+      rej = {408, "Request timeout after " + python_seconds(timeout_s) + " seconds", true};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
     if (ec) {
       // Malformed framing (a bad chunk, say) gets an answer; a vanished peer does not.
       if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
-          ec != http::error::partial_message && ec != http::error::end_of_stream)
-        co_return co_await answer(c, {400, "Malformed body: " + ec.message(), true}, r, &h, t0);
+          ec != http::error::partial_message && ec != http::error::end_of_stream) {
+        rej = {400, "Malformed body: " + ec.message(), true};
+        co_return co_await answer(c, rej, r, &h, t0);
+      }
       core.log->debug("axon: {}:{} body read failed: {}", c.peer_ip_, c.peer_port_, ec.message());
       co_return false;
     }
@@ -354,22 +393,25 @@ task<bool> serve_request(connection& c, request_parser& p) {
   // ---- 8. body synapse and its hash ----
   job->body = r->spec.make();
   synapse& s = *job->body;
-  if (const error e = read_json_body(*r->spec.type, c.body_, s))
-    co_return co_await answer(c, {400, "Malformed body: " + e.message(), !client_keep_alive}, r, &h, t0);
+  if (const error e = read_json_body(*r->spec.type, c.body_, s)) {
+    rej = {400, "Malformed body: " + e.message(), !client_keep_alive};
+    co_return co_await answer(c, rej, r, &h, t0);
+  }
   // D5: the handler must not see a body that claims another caller than the signed headers.
-  if (s.dendrite.hotkey && h.dendrite.hotkey && *s.dendrite.hotkey != *h.dendrite.hotkey)
-    co_return co_await answer(
-        c, {400, "Malformed body: dendrite.hotkey differs from the signed bt_header_dendrite_hotkey", !client_keep_alive},
-        r, &h, t0);
+  if (s.dendrite.hotkey && h.dendrite.hotkey && *s.dendrite.hotkey != *h.dendrite.hotkey) {
+    rej = {400, "Malformed body: dendrite.hotkey differs from the signed bt_header_dendrite_hotkey",
+           !client_keep_alive};
+    co_return co_await answer(c, rej, r, &h, t0);
+  }
   {
     const std::string computed = body_hash(*r->spec.type, s);
-    if (computed != h.computed_body_hash)
-      co_return co_await answer(c,
-                                {400,
-                                 fmt::format("Hash mismatch between header body hash {} and parsed body hash {}",
-                                             h.computed_body_hash, computed),
-                                 !client_keep_alive},
-                                r, &h, t0);
+    if (computed != h.computed_body_hash) {
+      rej = {400,
+             fmt::format("Hash mismatch between header body hash {} and parsed body hash {}",
+                         h.computed_body_hash, computed),
+             !client_keep_alive};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
   }
   // D23: status fields are the axon's to set; whatever the client put there is dropped.
   s.axon.status_code.reset();
@@ -385,22 +427,24 @@ task<bool> serve_request(connection& c, request_parser& p) {
     }
     job->done = true;
   } else if (r->spec.forward_async) {
-    net::co_spawn(c.strand(), r->spec.forward_async(s, ctx),
-                  net::bind_cancellation_slot(
-                      job->coro_cancel.slot(),
-                      net::bind_executor(c.strand(), [job, weak = c.weak_from_this()](std::exception_ptr e) {
-                        job->error = e;
-                        if (auto cp = weak.lock()) {
-                          job->finish_on_strand(*cp);
-                        } else {
-                          job->done = true;
-                        }
-                      })));
+    net::co_spawn(
+        c.strand(), r->spec.forward_async(s, ctx),
+        net::bind_cancellation_slot(
+            job->coro_cancel.slot(),
+            net::bind_executor(c.strand(), [job, weak = c.weak_from_this()](std::exception_ptr e) {
+              job->error = e;
+              if (auto cp = weak.lock()) {
+                job->finish_on_strand(*cp);
+              } else {
+                job->done = true;
+              }
+            })));
   } else {
     slot.pool = nullptr;  // the pool takes the reservation
-    if (!core.pool->submit(priority, job))
-      co_return co_await answer(c, {503, "Service unavailable: the axon is stopping", !client_keep_alive, 1}, r, &h,
-                                t0);
+    if (!core.pool->submit(priority, job)) {
+      rej = {503, "Service unavailable: the axon is stopping", !client_keep_alive, 1};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
   }
   if (!job->done) {
     c.waiting_job_ = job.get();
@@ -415,16 +459,18 @@ task<bool> serve_request(connection& c, request_parser& p) {
     job->cancel.store(true, std::memory_order_relaxed);
     job->coro_cancel.emit(net::cancellation_type::terminal);
     if (c.aborted_) {
-      core.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)", r->name(), c.peer_ip_,
-                     c.peer_port_);
+      core.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)", r->name(),
+                     c.peer_ip_, c.peer_port_);
       co_return false;
     }
-    co_return co_await answer(c, {408, "Request timeout after " + python_seconds(timeout_s) + " seconds",
-                                  !client_keep_alive || c.stop_requested_},
-                              r, &h, t0);
+    {
+      rej = {408, "Request timeout after " + python_seconds(timeout_s) + " seconds",
+             !client_keep_alive || c.stop_requested_};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
   }
   if (job->error) {
-    rejection rej{500, {}, !client_keep_alive || c.stop_requested_};
+    rej = {500, {}, !client_keep_alive || c.stop_requested_};
     try {
       std::rethrow_exception(job->error);
     } catch (const forward_error& e) {

@@ -25,14 +25,14 @@ struct route;
 /// request's answer (after a 408). Holds no I/O objects, so it may die on any thread.
 struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   const route* r = nullptr;
-  synapse headers;                           // header view; ctx's strings point into it
-  synapse_ptr body{nullptr, nullptr};        // the body synapse handed to the handler
+  synapse headers;                     // header view; ctx's strings point into it
+  synapse_ptr body{nullptr, nullptr};  // the body synapse handed to the handler
   request_context ctx;
-  std::atomic<bool> cancel{false};           // ctx.cancel_flag
-  std::exception_ptr error;                  // what the handler threw
-  bool done = false;                         // strand only: the handler finished
+  std::atomic<bool> cancel{false};  // ctx.cancel_flag
+  std::exception_ptr error;         // what the handler threw
+  bool done = false;                // strand only: the handler finished
   std::weak_ptr<connection> conn;
-  net::cancellation_signal coro_cancel;      // stops a coroutine handler at the deadline
+  net::cancellation_signal coro_cancel;  // stops a coroutine handler at the deadline
 
   void run() noexcept override;
   void complete(std::shared_ptr<pool_job> self) noexcept override;

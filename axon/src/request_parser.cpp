@@ -5,7 +5,8 @@
 
 namespace bt::detail {
 
-void request_parser::on_field_impl(boost::beast::http::field name, boost::beast::string_view name_string,
+void request_parser::on_field_impl(boost::beast::http::field name,
+                                   boost::beast::string_view name_string,
                                    boost::beast::string_view value, boost::beast::error_code&) {
   if (name == boost::beast::http::field::expect && boost::beast::iequals(value, "100-continue"))
     expect_continue_ = true;

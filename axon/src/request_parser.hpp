@@ -38,8 +38,8 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void max_body(std::uint64_t n) noexcept { max_body_ = n; }
 
  private:
-  void on_request_impl(verb method, boost::beast::string_view, boost::beast::string_view target, int,
-                       boost::beast::error_code&) override {
+  void on_request_impl(verb method, boost::beast::string_view, boost::beast::string_view target,
+                       int, boost::beast::error_code&) override {
     method_ = method;
     target_.assign(target.data(), target.size());
   }
@@ -51,12 +51,14 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
                          boost::beast::error_code&) override {
     // Reserve only what a small body needs: memory should follow the bytes that actually arrive,
     // not what a client announces.
-    if (content_length) body_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*content_length, 64 * 1024)));
+    if (content_length)
+      body_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*content_length, 64 * 1024)));
   }
   std::size_t on_body_impl(boost::beast::string_view data, boost::beast::error_code& ec) override {
     return append(data, ec);
   }
-  void on_chunk_header_impl(std::uint64_t, boost::beast::string_view, boost::beast::error_code&) override {}
+  void on_chunk_header_impl(std::uint64_t, boost::beast::string_view,
+                            boost::beast::error_code&) override {}
   std::size_t on_chunk_body_impl(std::uint64_t, boost::beast::string_view data,
                                  boost::beast::error_code& ec) override {
     return append(data, ec);

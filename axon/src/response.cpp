@@ -45,12 +45,14 @@ class head_writer final : public header_sink {
   std::string& out_;
 };
 
-void start_head(std::string& out, int status, std::size_t body_bytes, bool close, int retry_after_s) {
+void start_head(std::string& out, int status, std::size_t body_bytes, bool close,
+                int retry_after_s) {
   out.clear();
   out.append("HTTP/1.1 ");
   append_int(out, status);
   out.push_back(' ');
-  const auto reason = boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status));
+  const auto reason =
+      boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status));
   out.append(reason.data(), reason.size());
   out.append("\r\ncontent-type: application/json\r\ncontent-length: ");
   append_int(out, static_cast<std::int64_t>(body_bytes));
@@ -71,7 +73,8 @@ std::int64_t now_ns() {
 
 }  // namespace
 
-int build_synapse_response(connection& c, const route& r, synapse& s, double process_time, bool close) {
+int build_synapse_response(connection& c, const route& r, synapse& s, double process_time,
+                           bool close) {
   if (!s.axon.status_code) s.axon.status_code = 200;
   if (*s.axon.status_code == 200 && (!s.axon.status_message || s.axon.status_message->empty()))
     s.axon.status_message = "Success";
@@ -93,11 +96,13 @@ int build_synapse_response(connection& c, const route& r, synapse& s, double pro
 }
 
 void build_error_response(connection& c, int status, std::string_view message, const route* r,
-                          const synapse* headers, double process_time, bool close, int retry_after_s) {
+                          const synapse* headers, double process_time, bool close,
+                          int retry_after_s) {
   // Body: {"message": ...} compact, raw UTF-8 (Starlette's JSONResponse); invalid UTF-8 (a
   // client-supplied path, say) is replaced rather than failing the answer.
   c.out_body_.assign("{\"message\":");
-  c.out_body_.append(json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
+  c.out_body_.append(
+      json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
   c.out_body_.push_back('}');
   start_head(c.out_head_, status, c.out_body_.size(), close, retry_after_s);
   head_writer w(c.out_head_);

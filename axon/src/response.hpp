@@ -17,14 +17,16 @@ struct route;
 /// JSON with Starlette's compact separators, and to_headers() of it. Sets axon.status_code to 200
 /// and status_message to "Success" unless the forward chose them, and axon.process_time.
 /// Returns the HTTP status used.
-int build_synapse_response(connection& c, const route& r, synapse& s, double process_time, bool close);
+int build_synapse_response(connection& c, const route& r, synapse& s, double process_time,
+                           bool close);
 
 /// Error: {"message": message} and the bt headers of `headers` (the request's header view, with
 /// the axon's stamps of PROTOCOL 5.3 step 5 and its signature of 5.13), or of a fresh base
 /// Synapse when the request never got that far (`r` or `headers` null: 400, 404, 405, 431).
 /// `retry_after_s` > 0 adds Retry-After.
 void build_error_response(connection& c, int status, std::string_view message, const route* r,
-                          const synapse* headers, double process_time, bool close, int retry_after_s = 0);
+                          const synapse* headers, double process_time, bool close,
+                          int retry_after_s = 0);
 
 /// "HTTP/1.1 100 Continue\r\n\r\n"
 inline constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";

@@ -80,8 +80,8 @@ task<bool> connection::write_response() {
 
 task<bool> connection::write_continue() {
   stream_.expires_after(core_.opts.write_timeout);
-  auto [ec, n] = co_await net::async_write(stream_, net::buffer(continue_response.data(), continue_response.size()),
-                                           use_task);
+  auto [ec, n] = co_await net::async_write(
+      stream_, net::buffer(continue_response.data(), continue_response.size()), use_task);
   (void)n;
   co_return !ec;
 }
@@ -115,8 +115,8 @@ task<void> connection::run(std::shared_ptr<connection> self) {
       if (c.buffer_.size() == 0) {
         c.idle_ = true;
         c.stream_.expires_after(first ? opts.header_timeout : opts.idle_timeout);
-        auto [ec, n] = co_await c.stream_.async_read_some(c.buffer_.prepare(beast::read_size(c.buffer_, 65536)),
-                                                          use_task);
+        auto [ec, n] = co_await c.stream_.async_read_some(
+            c.buffer_.prepare(beast::read_size(c.buffer_, 65536)), use_task);
         c.idle_ = false;
         if (ec) break;  // EOF, reset, idle timeout or stop: nothing to answer
         c.buffer_.commit(n);
@@ -135,9 +135,11 @@ task<void> connection::run(std::shared_ptr<connection> self) {
           co_await reject_unparsed(c, 431, "Request Header Fields Too Large");
         } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
                    ec != http::error::end_of_stream && ec != http::error::partial_message) {
-          co_await reject_unparsed(c, 400, "Bad Request: " + ec.message());
+          const std::string message = "Bad Request: " + ec.message();  // named: see pipeline.cpp
+          co_await reject_unparsed(c, 400, message);
         } else if (ec == beast::error::timeout) {
-          c.core_.log->debug("axon: {}:{} sent no complete header in time; closing", c.peer_ip_, c.peer_port_);
+          c.core_.log->debug("axon: {}:{} sent no complete header in time; closing", c.peer_ip_,
+                             c.peer_port_);
         }
         break;
       }
@@ -145,7 +147,8 @@ task<void> connection::run(std::shared_ptr<connection> self) {
       const bool keep = co_await serve_request(c, parser);
       if (!keep || c.aborted_) break;
 
-      if (c.buffer_.size() == 0 && c.buffer_.capacity() > keep_buffer_bytes) c.buffer_.shrink_to_fit();
+      if (c.buffer_.size() == 0 && c.buffer_.capacity() > keep_buffer_bytes)
+        c.buffer_.shrink_to_fit();
       if (c.body_.capacity() > keep_body_bytes) std::string().swap(c.body_);
       if (c.out_body_.capacity() > keep_body_bytes) std::string().swap(c.out_body_);
     }

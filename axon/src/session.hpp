@@ -56,12 +56,12 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string peer_ip_;
   std::uint16_t peer_port_ = 0;
   // Reused per request so that keep-alive requests do not allocate them again.
-  synapse view_;           // header view of the current request
-  std::string target_;     // request-target
-  std::string body_;       // request body
-  std::string out_head_;   // response head
-  std::string out_body_;   // response body
-  std::string scratch_;    // signed message, etc.
+  synapse view_;                 // header view of the current request
+  std::string target_;           // request-target
+  std::string body_;             // request body
+  std::string out_head_;         // response head
+  std::string out_body_;         // response body
+  std::string scratch_;          // signed message, etc.
   bool idle_ = false;            // waiting for the first byte of the next request
   bool stop_requested_ = false;  // the axon is stopping: finish this request, then close
   bool aborted_ = false;         // the drain deadline passed

@@ -31,15 +31,19 @@ void append_int(std::string& out, std::int64_t v) {
 }  // namespace
 
 verifier::verifier(std::string my_hotkey, std::int64_t future_skew_ns, std::int64_t timeout_cap_ns)
-    : my_hotkey_(std::move(my_hotkey)), future_skew_ns_(future_skew_ns), timeout_cap_ns_(timeout_cap_ns) {}
+    : my_hotkey_(std::move(my_hotkey)),
+      future_skew_ns_(future_skew_ns),
+      timeout_cap_ns_(timeout_cap_ns) {}
 
 std::int64_t verifier::expiry_of(std::int64_t nonce) const noexcept {
   const std::int64_t window = allowed_delta_ns + timeout_cap_ns_;
-  return nonce > std::numeric_limits<std::int64_t>::max() - window ? std::numeric_limits<std::int64_t>::max()
-                                                                    : nonce + window;
+  return nonce > std::numeric_limits<std::int64_t>::max() - window
+             ? std::numeric_limits<std::int64_t>::max()
+             : nonce + window;
 }
 
-bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch, std::string& why) const {
+bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch,
+                     std::string& why) const {
   const terminal_info& d = h.dendrite;
 
   // Hotkey: Python's Keypair(ss58_address=...) messages; format 42 only (D25), so that deny
@@ -68,18 +72,20 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
   const std::int64_t nonce = *d.nonce;
   double timeout_s = h.timeout.value_or(0.0);
   if (!std::isfinite(timeout_s) || timeout_s < 0) timeout_s = 0;
-  const auto timeout_ns = static_cast<std::int64_t>(
-      std::min(timeout_s * 1e9, static_cast<double>(timeout_cap_ns_)));
+  const auto timeout_ns =
+      static_cast<std::int64_t>(std::min(timeout_s * 1e9, static_cast<double>(timeout_cap_ns_)));
   const std::int64_t allowed = allowed_delta_ns + timeout_ns;
   if (nonce <= now_ns - allowed) {
-    why = fmt::format("Nonce is too old: acceptable delta is {:.2f} seconds but request was {:.2f} seconds old",
-                      static_cast<double>(allowed) / 1e9,
-                      (static_cast<double>(now_ns) - static_cast<double>(nonce)) / 1e9);
+    why = fmt::format(
+        "Nonce is too old: acceptable delta is {:.2f} seconds but request was {:.2f} seconds old",
+        static_cast<double>(allowed) / 1e9,
+        (static_cast<double>(now_ns) - static_cast<double>(nonce)) / 1e9);
     return false;
   }
   if (nonce > now_ns + future_skew_ns_) {
     why = fmt::format(
-        "Nonce is too far in the future: acceptable skew is {:.2f} seconds but request was {:.2f} seconds ahead",
+        "Nonce is too far in the future: acceptable skew is {:.2f} seconds but request was {:.2f} "
+        "seconds ahead",
         static_cast<double>(future_skew_ns_) / 1e9,
         (static_cast<double>(nonce) - static_cast<double>(now_ns)) / 1e9);
     return false;
@@ -129,7 +135,8 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
   scratch += *d.uuid;
   scratch += '.';
   scratch += h.computed_body_hash;
-  const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
+  const auto bytes =
+      std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
   if (sr25519::verify(decoded->public_key, bytes, sig)) {
     why = fmt::format("Signature mismatch with {} and {}", scratch, sig_text);
     return false;

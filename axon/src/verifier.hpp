@@ -25,7 +25,8 @@ class verifier {
   /// "{nonce}.{hotkey}.{my_hotkey}.{uuid}.{computed_body_hash}".
   /// On failure returns false and sets `why` to the text after "Not Verified with error: ".
   /// `scratch` is a reusable buffer for the signed message. Thread-safe (const).
-  bool check(const synapse& headers, std::int64_t now_ns, std::string& scratch, std::string& why) const;
+  bool check(const synapse& headers, std::int64_t now_ns, std::string& scratch,
+             std::string& why) const;
 
   /// When a record of `nonce` may be forgotten: no request carrying it can be fresh afterwards,
   /// whatever timeout it claims.

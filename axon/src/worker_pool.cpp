@@ -62,10 +62,13 @@ worker_pool::worker_pool(std::size_t threads, std::size_t capacity)
   core_->capacity = capacity;
   core_->in_handler = std::make_unique<std::atomic<bool>[]>(thread_count_);
   core_->threads.reserve(thread_count_);
-  for (std::size_t i = 0; i < thread_count_; ++i) core_->threads.emplace_back(worker_main, core_, i);
+  for (std::size_t i = 0; i < thread_count_; ++i)
+    core_->threads.emplace_back(worker_main, core_, i);
 }
 
-worker_pool::~worker_pool() { stop(std::chrono::steady_clock::duration::zero()); }
+worker_pool::~worker_pool() {
+  stop(std::chrono::steady_clock::duration::zero());
+}
 
 bool worker_pool::try_reserve() noexcept {
   std::lock_guard lk(core_->m);
@@ -102,7 +105,8 @@ void worker_pool::stop(std::chrono::steady_clock::duration grace) {
   if (c.threads.empty()) return;  // already stopped
   c.closing = true;
   c.work_cv.notify_all();
-  const bool drained = c.idle_cv.wait_for(lk, grace, [&] { return c.busy == 0 && c.queue.empty(); });
+  const bool drained =
+      c.idle_cv.wait_for(lk, grace, [&] { return c.busy == 0 && c.queue.empty(); });
   if (!drained) c.queue.clear();  // nobody waits for these any more (connections were cut)
   auto threads = std::move(c.threads);
   c.threads.clear();

@@ -6,7 +6,8 @@
 //   }, {.blacklist = [](const bt::synapse&, const bt::request_context& caller) {
 //         return caller.hotkey == banned ? bt::verdict::deny("banned") : bt::verdict::allow();
 //       },
-//       .priority = [](const bt::synapse&, const bt::request_context& caller) { return stake(caller.hotkey); }});
+//       .priority = [](const bt::synapse&, const bt::request_context& caller) { return
+//       stake(caller.hotkey); }});
 //   ax.start();                                        // listening; ax.info() is the AxonInfo
 //   ...
 //   ax.stop();                                         // drains in-flight requests
@@ -42,7 +43,7 @@ namespace bt {
 /// The answer of a blacklist or custom verify function.
 struct verdict {
   bool allowed = true;
-  std::string reason;  ///< shown to the client when denied
+  std::string reason{};  ///< shown to the client when denied
 
   static verdict allow() { return {}; }
   static verdict deny(std::string reason) { return {false, std::move(reason)}; }
@@ -54,13 +55,13 @@ struct verdict {
 struct route_options {
   /// Denied -> 403 `Forbidden. Key is blacklisted: {reason}.` Runs after verification, so the
   /// hotkey it sees is authenticated (Python runs it before, on a claim: D4).
-  std::function<verdict(const synapse& headers, const request_context& caller)> blacklist;
+  std::function<verdict(const synapse& headers, const request_context& caller)> blacklist{};
   /// Queue order: higher first, first come first served among equals (Python computes it and then
   /// ignores it: D15). Absent: 0.
-  std::function<double(const synapse& headers, const request_context& caller)> priority;
+  std::function<double(const synapse& headers, const request_context& caller)> priority{};
   /// An extra check after the built-in signature and freshness checks (never instead of them, so
   /// it cannot reopen D1). Denied -> 401 `Not Verified with error: {reason}`.
-  std::function<verdict(const synapse& headers, const request_context& caller)> verify;
+  std::function<verdict(const synapse& headers, const request_context& caller)> verify{};
 };
 
 /// Thrown by a forward function to answer with its own status: HTTP `status()` and
@@ -68,7 +69,8 @@ struct route_options {
 /// Any other exception gives 500 `Internal Server Error #<id>` (details only in the log).
 class forward_error : public std::runtime_error {
  public:
-  forward_error(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  forward_error(int status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
   int status() const noexcept { return status_; }
 
  private:
@@ -156,7 +158,8 @@ class axon {
     static_assert(std::is_base_of_v<synapse, T>, "T must derive from bt::synapse");
     static_assert(std::is_default_constructible_v<T>, "T must be default-constructible");
     detail::route_spec r;
-    r.type = std::shared_ptr<const synapse_descriptor>(std::shared_ptr<void>(), &descriptor_of<T>());
+    r.type =
+        std::shared_ptr<const synapse_descriptor>(std::shared_ptr<void>(), &descriptor_of<T>());
     r.make = [] {
       return detail::synapse_ptr(new T(), [](synapse* p) { delete static_cast<T*>(p); });
     };
@@ -169,7 +172,8 @@ class axon {
   /// Serves a synapse type known only at run time (bt::make_dynamic_descriptor), by its name.
   /// The forward receives a bt::dynamic_synapse; otherwise as above.
   template <class F>
-  axon& attach(std::shared_ptr<const synapse_descriptor> type, F&& forward, route_options policy = {}) {
+  axon& attach(std::shared_ptr<const synapse_descriptor> type, F&& forward,
+               route_options policy = {}) {
     if (!type) throw std::invalid_argument("bt::axon::attach: null descriptor");
     detail::route_spec r;
     r.type = type;
@@ -198,7 +202,8 @@ class axon {
   /// True between a successful start() and stop().
   bool running() const noexcept;
 
-  /// AxonInfo as validators should see it (version, ip, port, ip_type, hotkey, coldkey, protocol 4).
+  /// AxonInfo as validators should see it (version, ip, port, ip_type, hotkey, coldkey, protocol
+  /// 4).
   axon_info info() const;
   /// The port actually bound (0 before start()).
   std::uint16_t port() const noexcept;
@@ -210,6 +215,8 @@ class axon {
   std::vector<std::string> synapse_names() const;
   /// Connections currently open.
   std::size_t connections() const noexcept;
+  /// Requests waiting for a worker (0 before start()).
+  std::size_t queued_requests() const;
 
   struct impl;
 

@@ -27,11 +27,11 @@ struct axon_options {
   std::uint16_t port = 8091;
   /// Address published in AxonInfo (what validators dial). Empty: the bind address. Never looked
   /// up on the internet (Python queries public "what is my IP" services).
-  std::string external_ip;
+  std::string external_ip{};
   /// Port published in AxonInfo; 0: the bound port (behind NAT or a proxy they differ).
   std::uint16_t external_port = 0;
   /// SS58 of the owning coldkey, shown in AxonInfo only (the axon never needs its secret).
-  std::string coldkey;
+  std::string coldkey{};
 
   // ---- threads and queueing ----
 
@@ -81,7 +81,7 @@ struct axon_options {
   std::chrono::milliseconds nonce_max_timeout{60'000};
   /// Where accepted nonces are remembered. Null: a memory_nonce_store with default options
   /// (strictly increasing per endpoint, as Python >= 7.2).
-  std::shared_ptr<nonce_store> nonces;
+  std::shared_ptr<nonce_store> nonces{};
   /// Sign error responses with the axon's hotkey (PROTOCOL 5.13). Costs one signature per error;
   /// no reference client checks it.
   bool sign_error_responses = true;
@@ -97,7 +97,7 @@ struct axon_options {
   std::chrono::milliseconds drain_timeout{10'000};
   /// Where the axon logs: one access line per request at debug, server-side failures at warn.
   /// Null: nothing is logged. Secrets are never logged.
-  std::shared_ptr<spdlog::logger> logger;
+  std::shared_ptr<spdlog::logger> logger{};
 
   /// Preset for tests and in-process benchmarks: 127.0.0.1, a free port, two I/O threads, two
   /// workers, and short header/idle timeouts.

@@ -16,16 +16,16 @@ struct request_context {
   /// SS58 (format 42) of the caller's hotkey. The signature over
   /// "{nonce}.{hotkey}.{our hotkey}.{uuid}.{body_hash}" was checked against it, unless the axon
   /// runs with `insecure_skip_verification` (then `verified` is false and this is a claim).
-  std::string_view hotkey;
+  std::string_view hotkey{};
   /// The caller's dendrite instance id (bt_header_dendrite_uuid).
-  std::string_view uuid;
+  std::string_view uuid{};
   /// The caller's nonce (wall-clock nanoseconds), already accepted by the nonce store.
   std::int64_t nonce = 0;
   /// Observed TCP peer address (never the client's claimed bt_header_dendrite_ip).
-  std::string_view ip;
+  std::string_view ip{};
   std::uint16_t port = 0;
   /// The synapse (route) name, e.g. "Dummy".
-  std::string_view synapse_name;
+  std::string_view synapse_name{};
   bool verified = false;
 
   /// When the request's own timeout (header `timeout`, capped) runs out. The axon answers 408 at
