@@ -4,8 +4,10 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cstring>
 
 namespace bt::detail {
 namespace {
@@ -72,28 +74,39 @@ void strobe128::run_f() noexcept {
   pos_begin_ = 0;
 }
 
+// The three byte operations work a block at a time: up to the end of the rate, then run_f.
+
 void strobe128::absorb(std::span<const std::uint8_t> data) noexcept {
   std::uint8_t* st = bytes();
-  for (std::uint8_t b : data) {
-    st[pos_] ^= b;
-    if (++pos_ == strobe_r) run_f();
+  while (!data.empty()) {
+    const std::size_t n = std::min<std::size_t>(data.size(), strobe_r - pos_);
+    for (std::size_t i = 0; i < n; ++i) st[pos_ + i] ^= data[i];
+    pos_ = static_cast<std::uint8_t>(pos_ + n);
+    data = data.subspan(n);
+    if (pos_ == strobe_r) run_f();
   }
 }
 
 void strobe128::overwrite(std::span<const std::uint8_t> data) noexcept {
   std::uint8_t* st = bytes();
-  for (std::uint8_t b : data) {
-    st[pos_] = b;
-    if (++pos_ == strobe_r) run_f();
+  while (!data.empty()) {
+    const std::size_t n = std::min<std::size_t>(data.size(), strobe_r - pos_);
+    std::memcpy(st + pos_, data.data(), n);
+    pos_ = static_cast<std::uint8_t>(pos_ + n);
+    data = data.subspan(n);
+    if (pos_ == strobe_r) run_f();
   }
 }
 
 void strobe128::squeeze(std::span<std::uint8_t> out) noexcept {
   std::uint8_t* st = bytes();
-  for (std::uint8_t& b : out) {
-    b = st[pos_];
-    st[pos_] = 0;
-    if (++pos_ == strobe_r) run_f();
+  while (!out.empty()) {
+    const std::size_t n = std::min<std::size_t>(out.size(), strobe_r - pos_);
+    std::memcpy(out.data(), st + pos_, n);
+    std::memset(st + pos_, 0, n);
+    pos_ = static_cast<std::uint8_t>(pos_ + n);
+    out = out.subspan(n);
+    if (pos_ == strobe_r) run_f();
   }
 }
 

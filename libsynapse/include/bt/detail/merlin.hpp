@@ -42,8 +42,9 @@ class transcript_rng_builder {
   /// meta-AD(label || LE32(len)); KEY(witness).
   transcript_rng_builder& rekey_with_witness_bytes(std::string_view label,
                                                    std::span<const std::uint8_t> witness) noexcept;
-  /// meta-AD("rng"); KEY(random); randomness is 32 bytes from libsodium's randombytes_buf
-  /// (libsodium must be initialised: bt::init_crypto()).
+  /// meta-AD("rng"); KEY(random); randomness is 32 bytes from libsodium's randombytes_buf,
+  /// drawn 1 KiB at a time per thread and discarded on fork() (libsodium must be initialised:
+  /// bt::init_crypto()).
   transcript_rng finalize() noexcept;
   /// The same with caller-supplied randomness (deterministic tests only).
   transcript_rng finalize(std::span<const std::uint8_t, 32> random) noexcept;

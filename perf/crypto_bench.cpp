@@ -1,0 +1,199 @@
+// Crypto microbenchmarks (issue 3 item 10): sr25519 and ed25519 sign/verify, SS58, and the
+// libsodium ristretto255 operations they are built on, measured in the same binary and run.
+// The goal: sr25519 sign <= 1.3 x scalarmult_base; verify <= 1.2 x (scalarmult_base +
+// scalarmult + add). BM_sr25519_ratios measures both ratios directly, interleaving the
+// operations so that frequency drift hits numerator and denominator alike.
+#include <bt/ed25519.hpp>
+#include <bt/keypair.hpp>
+#include <bt/sr25519.hpp>
+#include <bt/ss58.hpp>
+
+#include <benchmark/benchmark.h>
+#include <sodium.h>
+
+#include <array>
+#include <chrono>
+#include <string>
+
+namespace {
+
+// A dendrite request message as signed on the wire (PROTOCOL.md 4.4): 179 bytes.
+const std::string request_message =
+    "1718000000123456789.5FU4xpteoFtGcBQLKGvJYFU8MGVVb6KZo2Ag1UR3wksNnZdJ."
+    "5CqhD93kwhxVJ7Utq34eM8aDdTNaxP2h6DpEPeyFuL8qFJaS.5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."
+    "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
+
+std::span<const std::uint8_t> msg_bytes() {
+  return {reinterpret_cast<const std::uint8_t*>(request_message.data()), request_message.size()};
+}
+
+struct fixture {
+  bt::sr25519::secret_key sr;
+  bt::sr25519::public_key sr_pub;
+  bt::sr25519::signature sr_sig;
+  bt::ed25519::secret_key ed;
+  std::array<std::uint8_t, 32> ed_pub;
+  bt::ed25519::signature ed_sig;
+  std::array<std::uint8_t, 32> scalar;  // random, reduced
+  std::array<std::uint8_t, 32> point;   // random valid encoding
+  std::array<std::uint8_t, 32> point2;
+  std::string address;
+
+  fixture() {
+    bt::init_crypto();
+    std::array<std::uint8_t, 32> seed{};
+    randombytes_buf(seed.data(), seed.size());
+    sr = bt::sr25519::expand_mini_secret(seed);
+    sr_pub = bt::sr25519::to_public(sr);
+    sr_sig = bt::sr25519::sign(sr, sr_pub, msg_bytes());
+    ed = bt::ed25519::from_seed(seed);
+    std::copy(ed.public_part().begin(), ed.public_part().end(), ed_pub.begin());
+    ed_sig = bt::ed25519::sign(ed, msg_bytes());
+    crypto_core_ristretto255_scalar_random(scalar.data());
+    crypto_core_ristretto255_random(point.data());
+    crypto_core_ristretto255_random(point2.data());
+    address = bt::ss58::encode(sr_pub);
+  }
+};
+
+const fixture& fx() {
+  static const fixture f;
+  return f;
+}
+
+// --- libsodium baselines ---
+
+void BM_ristretto255_scalarmult_base(benchmark::State& state) {
+  const auto& f = fx();
+  std::array<std::uint8_t, 32> out;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(crypto_scalarmult_ristretto255_base(out.data(), f.scalar.data()));
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_ristretto255_scalarmult_base);
+
+void BM_ristretto255_scalarmult(benchmark::State& state) {
+  const auto& f = fx();
+  std::array<std::uint8_t, 32> out;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(crypto_scalarmult_ristretto255(out.data(), f.scalar.data(), f.point.data()));
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_ristretto255_scalarmult);
+
+void BM_ristretto255_add(benchmark::State& state) {
+  const auto& f = fx();
+  std::array<std::uint8_t, 32> out;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(crypto_core_ristretto255_add(out.data(), f.point.data(), f.point2.data()));
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_ristretto255_add);
+
+// --- sr25519 ---
+
+void BM_sr25519_sign(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) benchmark::DoNotOptimize(bt::sr25519::sign(f.sr, f.sr_pub, msg_bytes()));
+}
+BENCHMARK(BM_sr25519_sign);
+
+void BM_sr25519_verify(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) {
+    const auto ec = bt::sr25519::verify(f.sr_pub, msg_bytes(), f.sr_sig);
+    if (ec) state.SkipWithError("verification failed");
+    benchmark::DoNotOptimize(ec);
+  }
+}
+BENCHMARK(BM_sr25519_verify);
+
+// The axon's path: verify_signature by crypto type.
+void BM_verify_signature_sr25519(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) {
+    const auto ec = bt::verify_signature(bt::crypto_type::sr25519, f.sr_pub, msg_bytes(), f.sr_sig);
+    if (ec) state.SkipWithError("verification failed");
+    benchmark::DoNotOptimize(ec);
+  }
+}
+BENCHMARK(BM_verify_signature_sr25519);
+
+// Both ratios of the goal, measured on interleaved batches in one benchmark.
+void BM_sr25519_ratios(benchmark::State& state) {
+  using clock = std::chrono::steady_clock;
+  const auto& f = fx();
+  constexpr int batch = 32;
+  clock::duration t_base{}, t_mul{}, t_add{}, t_sign{}, t_verify{};
+  std::array<std::uint8_t, 32> out;
+  for (auto _ : state) {
+    auto t0 = clock::now();
+    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(crypto_scalarmult_ristretto255_base(out.data(), f.scalar.data()));
+    auto t1 = clock::now();
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(crypto_scalarmult_ristretto255(out.data(), f.scalar.data(), f.point.data()));
+    auto t2 = clock::now();
+    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(crypto_core_ristretto255_add(out.data(), f.point.data(), f.point2.data()));
+    auto t3 = clock::now();
+    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(bt::sr25519::sign(f.sr, f.sr_pub, msg_bytes()));
+    auto t4 = clock::now();
+    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(bt::sr25519::verify(f.sr_pub, msg_bytes(), f.sr_sig));
+    auto t5 = clock::now();
+    t_base += t1 - t0;
+    t_mul += t2 - t1;
+    t_add += t3 - t2;
+    t_sign += t4 - t3;
+    t_verify += t5 - t4;
+  }
+  const double base = std::chrono::duration<double>(t_base).count();
+  const double mul = std::chrono::duration<double>(t_mul).count();
+  const double add = std::chrono::duration<double>(t_add).count();
+  const double n = static_cast<double>(state.iterations()) * batch;
+  state.counters["base_us"] = base / n * 1e6;
+  state.counters["mul_us"] = mul / n * 1e6;
+  state.counters["add_us"] = add / n * 1e6;
+  state.counters["sign_us"] = std::chrono::duration<double>(t_sign).count() / n * 1e6;
+  state.counters["verify_us"] = std::chrono::duration<double>(t_verify).count() / n * 1e6;
+  state.counters["sign_over_base"] = std::chrono::duration<double>(t_sign).count() / base;  // goal <= 1.3
+  state.counters["verify_over_base_mul_add"] =
+      std::chrono::duration<double>(t_verify).count() / (base + mul + add);  // goal <= 1.2
+}
+BENCHMARK(BM_sr25519_ratios)->Unit(benchmark::kMillisecond);
+
+// --- ed25519 ---
+
+void BM_ed25519_sign(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) benchmark::DoNotOptimize(bt::ed25519::sign(f.ed, msg_bytes()));
+}
+BENCHMARK(BM_ed25519_sign);
+
+void BM_ed25519_verify(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) {
+    const auto ec = bt::ed25519::verify(f.ed_pub, msg_bytes(), f.ed_sig);
+    if (ec) state.SkipWithError("verification failed");
+    benchmark::DoNotOptimize(ec);
+  }
+}
+BENCHMARK(BM_ed25519_verify);
+
+// --- SS58 ---
+
+void BM_ss58_decode(benchmark::State& state) {
+  const auto& f = fx();
+  std::error_code ec;
+  for (auto _ : state) benchmark::DoNotOptimize(bt::ss58::decode(f.address, ec));
+}
+BENCHMARK(BM_ss58_decode);
+
+void BM_ss58_encode(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) benchmark::DoNotOptimize(bt::ss58::encode(f.sr_pub));
+}
+BENCHMARK(BM_ss58_encode);
+
+}  // namespace
