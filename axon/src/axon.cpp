@@ -201,6 +201,8 @@ void axon::add_route(detail::route_spec r) {
   for (auto& existing : s.routes) {
     if (existing->name() != r.type->name()) continue;
     if (existing->spec.run_inline) {  // the built-in ping may be replaced once
+      if (!r.policy.blacklist && !r.policy.priority && !r.policy.verify)
+        r.policy = std::move(existing->spec.policy);  // keep a policy set with set_route_options
       existing->spec = std::move(r);
       return;
     }
@@ -208,6 +210,21 @@ void axon::add_route(detail::route_spec r) {
                            "' is already attached");
   }
   s.routes.push_back(std::make_unique<detail::route>(detail::route{std::move(r)}));
+}
+
+axon& axon::set_route_options(std::string_view synapse_name, route_options policy) {
+  auto& s = *impl_;
+  if (s.started.load())
+    throw std::logic_error(
+        "bt::axon::set_route_options: routes are fixed once the axon has started");
+  for (auto& r : s.routes) {
+    if (r->name() == synapse_name) {
+      r->spec.policy = std::move(policy);
+      return *this;
+    }
+  }
+  throw std::logic_error("bt::axon::set_route_options: no synapse named '" +
+                         std::string(synapse_name) + "'");
 }
 
 void axon::start() {

@@ -53,9 +53,15 @@ struct worker_pool::core {
 
 namespace {
 
+thread_local bool is_worker_thread = false;
+
 void worker_main(std::shared_ptr<worker_pool::core> c, std::size_t index);
 
 }  // namespace
+
+bool worker_pool::on_worker_thread() noexcept {
+  return is_worker_thread;
+}
 
 worker_pool::worker_pool(std::size_t threads, std::size_t capacity)
     : core_(std::make_shared<core>()), thread_count_(std::max<std::size_t>(threads, 1)) {
@@ -130,6 +136,7 @@ void worker_pool::stop(std::chrono::steady_clock::duration grace) {
 namespace {
 
 void worker_main(std::shared_ptr<worker_pool::core> c, std::size_t index) {
+  is_worker_thread = true;
   for (;;) {
     std::shared_ptr<pool_job> job;
     {

@@ -71,6 +71,8 @@ class worker_pool {
   void stop(std::chrono::steady_clock::duration grace);
 
   std::size_t queued() const;
+  /// Whether the calling thread is a worker of any pool (stop() must not run there).
+  static bool on_worker_thread() noexcept;
   std::size_t threads() const noexcept { return thread_count_; }
 
   struct core;  // shared with the threads (defined in worker_pool.cpp)

@@ -33,6 +33,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -186,6 +187,11 @@ class axon {
     add_route(std::move(r));
     return *this;
   }
+
+  /// Replaces the policy (blacklist, priority, verify) of an attached route, for example the
+  /// built-in "Synapse" ping, whose forward stays ours. Call before start(); throws
+  /// std::logic_error for an unknown name or after start().
+  axon& set_route_options(std::string_view synapse_name, route_options policy);
 
   /// Binds, listens and starts the I/O threads and the worker pool; returns once listening
   /// (info() then has the real port). Throws std::system_error (bind failure, ...) or

@@ -1,0 +1,311 @@
+// bt-axon: a reference miner. Serves the ping route and the subnet template's Dummy synapse
+// (dummy_output = dummy_input * 2) with an offline access policy, prints its AxonInfo as one JSON
+// line on stdout once listening, and drains gracefully on SIGINT/SIGTERM (exit status 0).
+//
+//   bt-axon --wallet.name miner --wallet.hotkey default --axon.port 8091
+//   bt-axon --uri //Bob --axon.ip 127.0.0.1 --axon.port 0          # dev key, any free port
+//   bt-axon --uri //Bob --metagraph mg.json --blacklist.force_validator_permit
+//
+// Flags are named as bittensor names them; each also reads its BT_* environment variable.
+// Logs go to stderr; stdout carries only the AxonInfo line, so scripts can wait for it.
+#include <bt/axon.hpp>
+
+#include <bt/examples/dummy.hpp>
+#include <bt/json.hpp>
+#include <bt/wallet.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace {
+
+struct neuron {
+  double stake = 0;
+  bool validator_permit = false;
+};
+
+/// The offline policy of the subnet template's miner: a deny list, and with a metagraph the
+/// registration and validator-permit rules; priority = stake.
+struct access_policy {
+  std::unordered_set<std::string> denied;
+  std::optional<std::unordered_map<std::string, neuron>> metagraph;
+  bool allow_non_registered = false;
+  bool force_validator_permit = false;
+
+  bt::verdict blacklist(std::string_view hotkey) const {
+    const std::string key(hotkey);
+    if (denied.contains(key)) return bt::verdict::deny("Blacklisted hotkey");
+    if (!metagraph) return bt::verdict::allow();
+    const auto it = metagraph->find(key);
+    if (it == metagraph->end()) {
+      return allow_non_registered ? bt::verdict::allow() : bt::verdict::deny("Unrecognized hotkey");
+    }
+    if (force_validator_permit && !it->second.validator_permit)
+      return bt::verdict::deny("Non-validator hotkey");
+    return bt::verdict::allow();
+  }
+
+  double priority(std::string_view hotkey) const {
+    if (!metagraph) return 0;
+    const auto it = metagraph->find(std::string(hotkey));
+    return it == metagraph->end() ? 0 : it->second.stake;
+  }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// One SS58 address per line; blank lines and lines starting with '#' are skipped.
+std::unordered_set<std::string> load_deny_list(const std::string& path) {
+  std::unordered_set<std::string> out;
+  std::istringstream lines(read_file(path));
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos || line[b] == '#') continue;
+    const auto e = line.find_last_not_of(" \t\r");
+    out.insert(line.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+/// A JSON list of {"hotkey": SS58, "stake": number, "validator_permit": bool}.
+std::unordered_map<std::string, neuron> load_metagraph(const std::string& path) {
+  const bt::json j = bt::json::parse(read_file(path), nullptr, false);
+  if (j.is_discarded() || !j.is_array()) throw std::runtime_error(path + ": expected a JSON list");
+  std::unordered_map<std::string, neuron> out;
+  for (const auto& n : j) {
+    if (!n.is_object() || !n.contains("hotkey") || !n.at("hotkey").is_string())
+      throw std::runtime_error(path + ": every entry needs a string \"hotkey\"");
+    neuron v;
+    if (n.contains("stake")) {
+      if (!n.at("stake").is_number())
+        throw std::runtime_error(path + ": \"stake\" must be a number");
+      v.stake = n.at("stake").get<double>();
+    }
+    if (n.contains("validator_permit")) {
+      if (!n.at("validator_permit").is_boolean())
+        throw std::runtime_error(path + ": \"validator_permit\" must be true or false");
+      v.validator_permit = n.at("validator_permit").get<bool>();
+    }
+    out[n.at("hotkey").get<std::string>()] = v;
+  }
+  return out;
+}
+
+/// Raises the soft file-descriptor limit so that max_connections sockets fit.
+void raise_fd_limit(std::size_t connections, spdlog::logger& log) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(connections) + 256;  // listeners, logs, wallet files
+  if (rl.rlim_cur >= want) return;
+  const rlim_t target = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+  rlimit raised = rl;
+  raised.rlim_cur = target;
+  if (setrlimit(RLIMIT_NOFILE, &raised) != 0 || target < want) {
+    log.warn("file descriptor limit is {} (hard limit {}); fewer than {} connections will fit",
+             static_cast<unsigned long long>(target), static_cast<unsigned long long>(rl.rlim_max),
+             connections);
+  } else {
+    log.debug("file descriptor limit raised from {} to {}",
+              static_cast<unsigned long long>(rl.rlim_cur),
+              static_cast<unsigned long long>(target));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bt-axon: a reference Bittensor miner (ping + Dummy) on the C++ axon"};
+  bt::wallet_config wcfg = bt::wallet_config::from_env();
+  std::string uri;
+  std::string ip = "[::]";
+  int port = 8091;
+  std::string external_ip;
+  int external_port = 0;
+  std::size_t max_workers = 10;
+  bool debug = false;
+  std::string deny_file, metagraph_file;
+  bool allow_non_registered = false, force_validator_permit = false, insecure = false;
+
+  app.add_option("--wallet.path", wcfg.path, "Wallet directory")
+      ->envname("BT_WALLET_PATH")
+      ->capture_default_str();
+  app.add_option("--wallet.name", wcfg.name, "Wallet name")
+      ->envname("BT_WALLET_NAME")
+      ->capture_default_str();
+  app.add_option("--wallet.hotkey", wcfg.hotkey, "Hotkey name")
+      ->envname("BT_WALLET_HOTKEY")
+      ->capture_default_str();
+  app.add_option("--uri", uri,
+                 "Serve with the key of this secret URI instead of a wallet (e.g. //Bob)");
+  app.add_option("--axon.ip", ip, "Bind address ([::] dual-stack, 0.0.0.0 IPv4 only)")
+      ->envname("BT_AXON_IP")
+      ->capture_default_str();
+  app.add_option("--axon.port", port, "TCP port (0: any free port)")
+      ->envname("BT_AXON_PORT")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--axon.external_ip", external_ip,
+                 "Address published in AxonInfo (default: the bind address)")
+      ->envname("BT_AXON_EXTERNAL_IP");
+  app.add_option("--axon.external_port", external_port,
+                 "Port published in AxonInfo (default: the bound port)")
+      ->envname("BT_AXON_EXTERNAL_PORT")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--axon.max_workers", max_workers, "Worker threads for forward functions")
+      ->envname("BT_AXON_MAX_WORKERS")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_flag("--logging.debug", debug, "Debug logging (one access line per request) on stderr");
+  app.add_option("--blacklist.hotkeys", deny_file,
+                 "Deny list: a file with one SS58 hotkey per line")
+      ->check(CLI::ExistingFile);
+  app.add_option("--metagraph", metagraph_file,
+                 "JSON list of {hotkey, stake, validator_permit}: enables the registration rules, "
+                 "priority = stake")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--blacklist.allow_non_registered", allow_non_registered,
+               "With --metagraph: serve hotkeys that are not in it");
+  app.add_flag("--blacklist.force_validator_permit", force_validator_permit,
+               "With --metagraph: serve only hotkeys with a validator permit");
+  app.add_flag(
+      "--insecure-skip-verification", insecure,
+      "Benchmarks only: no signature or nonce checks (refused unless --axon.ip is loopback)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  auto log = spdlog::stderr_color_mt("bt-axon");
+  log->set_level(debug ? spdlog::level::debug : spdlog::level::info);
+
+  try {
+    // ---- identity ----
+    std::optional<bt::keypair> hotkey;
+    std::string coldkey;
+    if (!uri.empty()) {
+      hotkey = bt::keypair::from_uri(uri);
+    } else {
+      const bt::wallet w(wcfg);
+      bt::error err;
+      hotkey = w.load_hotkey(err);
+      if (!hotkey) {
+        log->error("cannot load hotkey {} of wallet {} at {}: {}", wcfg.hotkey, wcfg.name,
+                   w.directory().string(), err.message());
+        return 1;
+      }
+      bt::error cerr;
+      if (auto ck = w.coldkeypub_ss58(cerr)) {
+        coldkey = *ck;
+      } else {
+        log->warn("no coldkeypub.txt in {} ({}); AxonInfo.coldkey will be empty",
+                  w.directory().string(), cerr.message());
+      }
+    }
+
+    // ---- policy ----
+    access_policy policy;
+    policy.allow_non_registered = allow_non_registered;
+    policy.force_validator_permit = force_validator_permit;
+    if (!deny_file.empty()) policy.denied = load_deny_list(deny_file);
+    if (!metagraph_file.empty()) policy.metagraph = load_metagraph(metagraph_file);
+    if (!policy.metagraph && (allow_non_registered || force_validator_permit))
+      log->warn("--blacklist.* registration rules need --metagraph; only the deny list applies");
+    log->info("policy: {} denied hotkeys, {}", policy.denied.size(),
+              policy.metagraph ? fmt::format("metagraph of {} neurons", policy.metagraph->size())
+                               : std::string("no metagraph (registration rules off)"));
+
+    // ---- axon ----
+    bt::axon_options o;
+    o.ip = ip;
+    o.port = static_cast<std::uint16_t>(port);
+    o.external_ip = external_ip;
+    o.external_port = static_cast<std::uint16_t>(external_port);
+    o.coldkey = coldkey;
+    o.max_workers = max_workers;
+    o.insecure_skip_verification = insecure;
+    o.logger = log;
+    raise_fd_limit(o.max_connections, *log);
+
+    bt::axon ax(std::move(*hotkey), o);
+    const bt::route_options route_policy{
+        .blacklist =
+            [&policy](const bt::synapse&, const bt::request_context& caller) {
+              return policy.blacklist(caller.hotkey);
+            },
+        .priority =
+            [&policy](const bt::synapse&, const bt::request_context& caller) {
+              return policy.priority(caller.hotkey);
+            },
+        .verify = {}};
+    ax.set_route_options("Synapse", route_policy);  // the built-in ping, with the policy
+    ax.attach<bt::examples::dummy>(
+        [](bt::examples::dummy& s) {
+          std::int64_t out = 0;
+          if (__builtin_mul_overflow(s.dummy_input, 2, &out))
+            throw bt::forward_error(400, "dummy_input * 2 does not fit in 64 bits");
+          s.dummy_output = out;
+        },
+        route_policy);
+    // TODO(issue 7): the streaming example (WordStream) attaches here.
+
+    // Signals are caught from now on (a SIGTERM during start-up also drains).
+    boost::asio::io_context signal_ioc(1);
+    boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
+    int received = 0;
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+      if (!ec) received = sig;
+    });
+
+    std::error_code ec;
+    ax.start(ec);
+    if (ec) {
+      log->error("cannot listen on {}:{}: {}", ip, port, ec.message());
+      return 1;
+    }
+    const bt::axon_info info = ax.info();
+    bt::json line = bt::json::object();
+    line["version"] = info.version;
+    line["ip"] = info.ip;
+    line["port"] = info.port;
+    line["ip_type"] = info.ip_type;
+    line["hotkey"] = info.hotkey;
+    line["coldkey"] = info.coldkey;
+    line["protocol"] = info.protocol;
+    std::cout << line.dump() << std::endl;  // flushed: scripts wait for this line
+
+    signal_ioc.run();
+    log->info("{}: draining and stopping", received == SIGINT ? "SIGINT" : "SIGTERM");
+    ax.stop();
+    return 0;
+  } catch (const std::exception& e) {
+    log->error("{}", e.what());
+    return 1;
+  }
+}
