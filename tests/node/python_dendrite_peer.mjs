@@ -1,0 +1,394 @@
+// An independent peer that behaves like a Python (bittensor 10.2.0) dendrite, for the axon's
+// cross-implementation test (tests/axon_node.cmake). It starts a bt-axon process, builds requests
+// exactly as DendriteMixin.preprocess_synapse_for_request / call build them (PROTOCOL 4: headers of
+// 2.1 in order, json.dumps body, sr25519 signature from @polkadot/util-crypto), and judges every
+// answer as process_server_response would (6.2-6.5) plus the MUSTs of 6.7. Then it sends SIGTERM
+// and requires a clean exit (status 0).
+//
+// Usage: node python_dendrite_peer.mjs <path to bt-axon>
+// Exit status 0 when every check passed; 1 otherwise (each failure printed on stderr).
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+let util, crypto;
+try {
+  util = await import('@polkadot/util');
+  crypto = await import('@polkadot/util-crypto');
+} catch (e) {
+  console.error(`python_dendrite_peer: cannot load @polkadot packages (${e.message}); run scripts/setup (npm ci in tests/node)`);
+  process.exit(1);
+}
+const { u8aToHex, stringToU8a } = util;
+const {
+  cryptoWaitReady, encodeAddress, keyExtractSuri, keyFromPath, mnemonicToMiniSecret, sr25519PairFromSeed,
+  sr25519Sign, sr25519Verify, decodeAddress,
+} = crypto;
+
+const axonBinary = process.argv[2];
+if (!axonBinary) {
+  console.error('usage: node python_dendrite_peer.mjs <bt-axon>');
+  process.exit(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bookkeeping
+
+let failures = 0;
+let checks = 0;
+function check(cond, what) {
+  checks += 1;
+  if (!cond) {
+    failures += 1;
+    console.error(`FAIL: ${what}`);
+  }
+  return cond;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys, as Keypair.create_from_uri does for dev keys (PROTOCOL 9.6)
+
+const DEV_PHRASE = 'bottom drive obey lake curtain smoke basket hold race lonely fit walk';
+function fromUri(uri) {
+  const root = sr25519PairFromSeed(mnemonicToMiniSecret(DEV_PHRASE));
+  const { path } = keyExtractSuri(`${DEV_PHRASE}${uri}`);
+  return keyFromPath(root, path, 'sr25519');
+}
+const ss58 = (pair) => encodeAddress(pair.publicKey, 42);
+
+// ---------------------------------------------------------------------------------------------
+// Python's json.dumps (separators ", " and ": ") for the values a synapse holds
+
+class PyFloat {
+  constructor(v) { this.v = v; }
+}
+function pyFloatRepr(v) {
+  if (Number.isInteger(v)) return `${v}.0`;
+  return String(v); // shortest round trip, as repr() for the plain values used here
+}
+function dumps(v) {
+  if (v === null || v === undefined) return 'null';
+  if (v instanceof PyFloat) return pyFloatRepr(v.v);
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'string') return JSON.stringify(v).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (Array.isArray(v)) return `[${v.map(dumps).join(', ')}]`;
+  return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`).join(', ')}}`;
+}
+
+const sha3hex = (s) => createHash('sha3-256').update(Buffer.from(s, 'utf8')).digest('hex');
+const TERMINAL_FIELDS = ['status_code', 'status_message', 'process_time', 'ip', 'port', 'version',
+  'nonce', 'uuid', 'hotkey', 'signature'];
+const INT_FIELDS = new Set(['status_code', 'port', 'version', 'nonce']);
+const FLOAT_FIELDS = new Set(['process_time']);
+const TYPES = {
+  Synapse: { fields: {}, required: [], hash: [] },
+  Dummy: { fields: { dummy_input: null, dummy_output: null }, required: ['dummy_input'], hash: [] },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The request, as a Python dendrite builds it
+
+let lastNonce = 0n;
+function timeNs() {
+  let n = BigInt(Date.now()) * 1_000_000n;
+  if (n <= lastNonce) n = lastNonce + 1n;
+  lastNonce = n;
+  return n;
+}
+function uuid1Like() {
+  const h = randomBytes(16).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-1${h.slice(13, 16)}-${(8 + (parseInt(h[16], 16) & 3)).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+const terminal = (values) => Object.fromEntries(TERMINAL_FIELDS.map((f) => [f, values[f] ?? null]));
+
+/**
+ * preprocess_synapse_for_request + to_headers + json.dumps(model_dump()).
+ * opts: { name, values, keypair, axonHotkey, axonIp, axonPort, timeout, nonce, uuid, sign, version }
+ */
+function buildRequest(opts) {
+  const type = TYPES[opts.name];
+  const timeout = opts.timeout ?? 12.0;
+  const nonce = opts.nonce ?? timeNs();
+  const uuid = opts.uuid;
+  const dendrite = terminal({ ip: '127.0.0.1', version: opts.version ?? 10002000, nonce, uuid, hotkey: ss58(opts.keypair) });
+  const axon = terminal({ ip: opts.axonIp, port: opts.axonPort, hotkey: opts.axonHotkey });
+  const values = { ...type.fields, ...(opts.values ?? {}) };
+  const bodyHash = sha3hex(type.hash.map((f) => sha3hex(String(values[f]))).join(''));
+  const message = `${nonce}.${dendrite.hotkey}.${opts.axonHotkey}.${uuid}.${bodyHash}`;
+  if (opts.sign !== false) dendrite.signature = u8aToHex(sr25519Sign(stringToU8a(message), opts.keypair));
+
+  // to_headers (2.1): name, timeout, non-None axon fields, non-None dendrite fields,
+  // placeholders of required non-None fields, header_size, total_size, computed_body_hash.
+  const headers = [['name', opts.name], ['timeout', pyFloatRepr(timeout)]];
+  for (const f of TERMINAL_FIELDS) if (axon[f] !== null) headers.push([`bt_header_axon_${f}`, String(axon[f])]);
+  for (const f of TERMINAL_FIELDS) if (dendrite[f] !== null) headers.push([`bt_header_dendrite_${f}`, String(dendrite[f])]);
+  for (const f of type.required) {
+    if (values[f] === null) continue;
+    const kind = typeof values[f];
+    const empty = kind === 'number' || kind === 'bigint' ? '0' : kind === 'string' ? '""' : '[]';
+    headers.push([`bt_header_input_obj_${f}`, Buffer.from(empty).toString('base64')]);
+  }
+  const totalSize = 3004;
+  headers.push(['header_size', '464'], ['total_size', String(totalSize)], ['computed_body_hash', bodyHash]);
+
+  const body = {
+    name: opts.name, timeout: new PyFloat(timeout), total_size: totalSize, header_size: 0, dendrite, axon,
+    computed_body_hash: '', ...values,
+  };
+  return { path: `/${opts.name}`, headers, body: dumps(body), message, dendrite };
+}
+
+// aiohttp's ClientSession: one keep-alive pool, default headers, Content-Type application/json.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function send(port, req, { method = 'POST', rawBody } = {}) {
+  return new Promise((resolve, reject) => {
+    const body = Buffer.from(rawBody ?? req.body, 'utf8');
+    const headers = [
+      ['Host', `127.0.0.1:${port}`], ['Accept', '*/*'], ['Accept-Encoding', 'gzip, deflate'],
+      ['User-Agent', 'Python/3.11 aiohttp/3.9.5'], ['Content-Length', String(body.length)],
+      ['Content-Type', 'application/json'], ...req.headers,
+    ];
+    const r = http.request({ host: '127.0.0.1', port, method, path: req.path, agent, headers: headers.flat(), timeout: 12000 }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, rawHeaders: res.rawHeaders, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    r.on('timeout', () => r.destroy(new Error('request timeout')));
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The answer, as process_server_response sees it (6.2-6.5), and the MUSTs of 6.7
+
+const isPyInt = (s) => /^\s*[+-]?\d+(_\d+)*\s*$/.test(s);
+const isPyFloat = (s) => s.trim() !== '' && !Number.isNaN(Number(s.replaceAll('_', '').replace(/^\s*([+-]?)inf(inity)?\s*$/i, '$1Infinity')));
+
+/** Returns {status_code, status_message, synapse} as the Python dendrite would end up with. */
+function pythonDendriteView(name, res, label) {
+  const type = TYPES[name];
+  check(res.headers['content-type'] === 'application/json', `${label}: content-type is application/json (got ${res.headers['content-type']})`);
+  let json;
+  try {
+    json = JSON.parse(res.text);
+  } catch {
+    check(false, `${label}: body is JSON`);
+    return {};
+  }
+  check(json !== null && typeof json === 'object' && !Array.isArray(json), `${label}: body is a JSON object`);
+
+  // Header names as sent: the Python dendrite's substring match is case-sensitive (D21).
+  const sent = [];
+  for (let i = 0; i < res.rawHeaders.length; i += 2) sent.push([res.rawHeaders[i], res.rawHeaders[i + 1]]);
+  const axon = {};
+  const dendrite = {};
+  for (const [k, v] of sent) {
+    if (k.toLowerCase().startsWith('bt_header_')) check(k === k.toLowerCase(), `${label}: header ${k} is lower case`);
+    const m = /^bt_header_(axon|dendrite)_(.*)$/.exec(k);
+    if (!m) continue;
+    (m[1] === 'axon' ? axon : dendrite)[m[2]] = v;
+    // Every value must survive the casts of PROTOCOL 1.1, or the Python dendrite answers 422.
+    if (INT_FIELDS.has(m[2])) check(isPyInt(v), `${label}: ${k}: ${v} parses with int()`);
+    if (FLOAT_FIELDS.has(m[2])) check(isPyFloat(v), `${label}: ${k}: ${v} parses with float()`);
+  }
+  for (const k of ['header_size', 'total_size']) {
+    if (res.headers[k] !== undefined) check(isPyInt(res.headers[k]), `${label}: ${k} is an integer`);
+  }
+  if (res.headers.timeout !== undefined) check(isPyFloat(res.headers.timeout), `${label}: timeout parses with float()`);
+
+  let statusCode;
+  let statusMessage;
+  if (res.status === 200) {
+    // 6.2: the body must validate as the class and carry every field the validator reads.
+    for (const f of ['name', 'timeout', 'total_size', 'header_size', 'dendrite', 'axon', 'computed_body_hash', ...Object.keys(type.fields)]) {
+      check(f in json, `${label}: 200 body has field ${f}`);
+    }
+    for (const f of type.required) check(json[f] !== null && json[f] !== undefined, `${label}: required ${f} present`);
+    for (const blk of ['dendrite', 'axon']) {
+      for (const f of TERMINAL_FIELDS) check(json[blk] && f in json[blk], `${label}: ${blk}.${f} in body`);
+    }
+    statusCode = json.axon?.status_code ?? null;
+    statusMessage = json.axon?.status_message ?? null;
+  } else {
+    statusCode = res.status;
+    statusMessage = json.message ?? null;
+  }
+  // 6.4: non-null header values win.
+  if (axon.status_code !== undefined) statusCode = Number(axon.status_code);
+  if (axon.status_message !== undefined) statusMessage = axon.status_message;
+  // 6.7 item 4: the header status equals the status line.
+  check(Number(axon.status_code) === res.status, `${label}: bt_header_axon_status_code ${axon.status_code} equals HTTP ${res.status}`);
+  check('process_time' in axon, `${label}: bt_header_axon_process_time present`);
+  return { status_code: statusCode, status_message: statusMessage, synapse: json, axonHeaders: axon, dendriteHeaders: dendrite };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenario
+
+await cryptoWaitReady();
+const alice = fromUri('//Alice');
+const bob = fromUri('//Bob');
+const dave = fromUri('//Dave');
+const eve = fromUri('//Eve');
+const stranger = sr25519PairFromSeed(randomBytes(32));
+check(ss58(alice) === '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY', 'polkadot-js derives //Alice as expected');
+
+const work = mkdtempSync(join(tmpdir(), 'bt-axon-node-'));
+const metagraph = join(work, 'metagraph.json');
+const denyList = join(work, 'deny.txt');
+writeFileSync(metagraph, JSON.stringify([
+  { hotkey: ss58(alice), stake: 1000.5, validator_permit: true },
+  { hotkey: ss58(dave), stake: 10, validator_permit: false },
+  { hotkey: ss58(eve), stake: 99, validator_permit: true },
+]));
+writeFileSync(denyList, `# deny list\n${ss58(eve)}\n`);
+
+const child = spawn(axonBinary, ['--uri', '//Bob', '--axon.ip', '127.0.0.1', '--axon.port', '0', '--metagraph', metagraph,
+  '--blacklist.hotkeys', denyList, '--blacklist.force_validator_permit'], { stdio: ['ignore', 'pipe', 'pipe'] });
+let stderr = '';
+child.stderr.on('data', (d) => { stderr += d; });
+const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+const killer = setTimeout(() => { console.error('python_dendrite_peer: overall timeout'); child.kill('SIGKILL'); process.exit(1); }, 90_000);
+
+try {
+  // AxonInfo line (issue item 10): exactly these keys, the real port.
+  const lines = createInterface({ input: child.stdout });
+  const first = await Promise.race([
+    new Promise((resolve) => lines.once('line', resolve)),
+    exited.then(() => null),
+    new Promise((resolve) => setTimeout(() => resolve(null), 30_000)),
+  ]);
+  if (!check(first !== null, 'bt-axon printed its AxonInfo line')) throw new Error(`bt-axon did not start:\n${stderr}`);
+  const info = JSON.parse(first);
+  check(JSON.stringify(Object.keys(info)) === JSON.stringify(['version', 'ip', 'port', 'ip_type', 'hotkey', 'coldkey', 'protocol']),
+    `AxonInfo keys in order (got ${Object.keys(info)})`);
+  check(info.hotkey === ss58(bob), 'AxonInfo hotkey is //Bob');
+  check(info.ip === '127.0.0.1' && info.ip_type === 4 && info.protocol === 4 && info.version === 10002000, 'AxonInfo fields');
+  check(Number.isInteger(info.port) && info.port > 0, 'AxonInfo has the real port');
+  const port = info.port;
+  const base = { axonHotkey: ss58(bob), axonIp: info.ip, axonPort: port };
+  const aliceUuid = uuid1Like();
+
+  // --- success paths (6.7) ---
+  {
+    const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 21 }, keypair: alice, uuid: aliceUuid });
+    const res = await send(port, req);
+    check(res.status === 200, `Dummy: HTTP 200 (got ${res.status} ${res.text})`);
+    const v = pythonDendriteView('Dummy', res, 'Dummy');
+    check(v.status_code === 200 && v.status_message === 'Success', `Dummy: dendrite sees 200/Success (got ${v.status_code}/${v.status_message})`);
+    check(v.synapse?.dummy_output === 42, 'Dummy: dummy_output = 42');
+    check(v.synapse?.dummy_input === 21, 'Dummy: input echoed');
+    check(typeof v.synapse?.axon?.process_time === 'number', 'Dummy: axon.process_time is a number');
+    check(v.synapse?.dendrite?.hotkey === ss58(alice) && v.synapse?.dendrite?.uuid === aliceUuid, 'Dummy: dendrite block echoed');
+    check(v.synapse?.axon?.hotkey === ss58(bob), 'Dummy: axon block echoed');
+    check(v.synapse?.computed_body_hash === '', 'Dummy: computed_body_hash echoed as ""');
+    check(res.headers.computed_body_hash === sha3hex(''), 'Dummy: computed_body_hash header is the response body hash');
+    check(res.headers['bt_header_axon_signature'] === undefined, 'Dummy: success carries no axon signature');
+    check(!res.text.includes('": '), 'Dummy: compact JSON, as Starlette');
+  }
+  {
+    const req = buildRequest({ ...base, name: 'Synapse', keypair: alice, uuid: aliceUuid });
+    const res = await send(port, req);
+    const v = pythonDendriteView('Synapse', res, 'ping');
+    check(res.status === 200 && v.status_code === 200 && v.status_message === 'Success', `ping: 200/Success (got ${res.status} ${res.text})`);
+  }
+  {
+    const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 5 }, keypair: alice, uuid: aliceUuid });
+    const res = await send(port, req, { method: 'GET' });
+    check(res.status === 200, `GET is served as POST (got ${res.status})`);
+  }
+  // Concurrent callers (each its own dendrite uuid, as separate validators).
+  {
+    const reqs = Array.from({ length: 24 }, (_, i) => buildRequest({ ...base, name: 'Dummy', values: { dummy_input: i }, keypair: alice, uuid: uuid1Like() }));
+    const results = await Promise.all(reqs.map((r) => send(port, r)));
+    check(results.every((r, i) => r.status === 200 && JSON.parse(r.text).dummy_output === 2 * i), 'concurrent: 24 answers of 200 with the right outputs');
+  }
+
+  // --- errors: status, {"message"}, bt headers carrying the same ---
+  const expectError = async (label, name, req, status, message, sendOpts) => {
+    const res = await send(port, req, sendOpts);
+    check(res.status === status, `${label}: HTTP ${status} (got ${res.status} ${res.text})`);
+    const v = pythonDendriteView(name, res, label);
+    if (message instanceof RegExp) check(message.test(v.status_message ?? ''), `${label}: message ${v.status_message} matches ${message}`);
+    else check(v.status_message === message, `${label}: message "${v.status_message}" is "${message}"`);
+    check(v.status_code === status, `${label}: dendrite sees status ${status}`);
+    return { res, v };
+  };
+
+  await expectError('missing signature', 'Dummy',
+    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: aliceUuid, sign: false }),
+    401, 'Not Verified with error: Missing Signature');
+  {
+    const other = buildRequest({ ...base, axonHotkey: ss58(alice), name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: aliceUuid });
+    const { res } = await expectError('signed for another axon', 'Dummy', other, 401, /^Not Verified with error: Signature mismatch with /);
+    // 5.13: error answers are signed by the axon over {nonce}.{dendrite hotkey}.{axon hotkey as sent}.{uuid}.
+    const h = res.headers;
+    const msg = `${h.bt_header_axon_nonce}.${ss58(alice)}.${ss58(alice)}.${h.bt_header_axon_uuid}`;
+    check(typeof h.bt_header_axon_signature === 'string' && sr25519Verify(stringToU8a(msg), h.bt_header_axon_signature, decodeAddress(ss58(bob))),
+      'axon signature on the error verifies with //Bob');
+    check(h.bt_header_dendrite_ip === '127.0.0.1' && isPyInt(h.bt_header_dendrite_port ?? ''), 'error headers carry the observed peer address');
+  }
+  {
+    const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 3 }, keypair: alice, uuid: aliceUuid });
+    check((await send(port, req)).status === 200, 'replay: first copy 200');
+    await expectError('replay', 'Dummy', req, 401, 'Not Verified with error: Nonce is too old, a newer one was last processed');
+  }
+  await expectError('too old', 'Dummy',
+    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: uuid1Like(), nonce: BigInt(Date.now() - 60_000) * 1_000_000n }),
+    401, /^Not Verified with error: Nonce is too old: acceptable delta is 16\.00 seconds but request was 6\d\.\d\d seconds old$/);
+  await expectError('deny list', 'Dummy',
+    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: eve, uuid: uuid1Like() }),
+    403, 'Forbidden. Key is blacklisted: Blacklisted hotkey.');
+  await expectError('no validator permit', 'Dummy',
+    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: dave, uuid: uuid1Like() }),
+    403, 'Forbidden. Key is blacklisted: Non-validator hotkey.');
+  await expectError('not registered', 'Synapse',
+    buildRequest({ ...base, name: 'Synapse', keypair: stranger, uuid: uuid1Like() }),
+    403, 'Forbidden. Key is blacklisted: Unrecognized hotkey.');
+  {
+    const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: aliceUuid });
+    req.path = '/Nope';
+    const { res } = await expectError('unknown synapse', 'Synapse', req, 404, "Synapse name 'Nope' not found. Available synapses ['Synapse', 'Dummy']");
+    check(res.headers.name === 'Synapse', '404 headers come from a base Synapse');
+  }
+  await expectError('malformed body', 'Dummy',
+    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: aliceUuid }),
+    400, /^Malformed body: /, { rawBody: '{"name": "Dummy", "dummy_input": ' });
+  await expectError('overflowing input', 'Dummy',
+    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 2n ** 62n }, keypair: alice, uuid: aliceUuid }),
+    400, 'dummy_input * 2 does not fit in 64 bits');
+
+  // The server is still fine after all that.
+  {
+    const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 100 }, keypair: alice, uuid: aliceUuid });
+    const res = await send(port, req);
+    check(res.status === 200 && JSON.parse(res.text).dummy_output === 200, 'still serving after the errors');
+  }
+
+  // --- graceful stop: SIGTERM drains and exits 0 ---
+  agent.destroy();
+  child.kill('SIGTERM');
+  const { code, signal } = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve({ code: 'timeout' }), 20_000))]);
+  check(code === 0 && signal === null, `bt-axon exits with status 0 on SIGTERM (got ${code}/${signal})`);
+} catch (e) {
+  check(false, `unexpected: ${e.stack ?? e}`);
+  child.kill('SIGKILL');
+} finally {
+  clearTimeout(killer);
+  agent.destroy();
+  rmSync(work, { recursive: true, force: true });
+}
+
+if (failures) {
+  console.error(`python_dendrite_peer: ${failures} of ${checks} checks failed\n--- bt-axon stderr ---\n${stderr}`);
+  process.exit(1);
+}
+console.log(`python_dendrite_peer: all ${checks} checks passed`);
