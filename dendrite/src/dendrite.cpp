@@ -49,7 +49,7 @@ using steady = std::chrono::steady_clock;
 namespace detail {
 
 /// A keep-alive connection and the buffers it reuses from call to call.
-struct connection {
+struct pooled_connection {
   tcp::socket socket;
   beast::flat_buffer buffer;  ///< response bytes; empty between calls
   std::string head, body;     ///< request buffers
@@ -57,21 +57,21 @@ struct connection {
   std::string local_ip;       ///< local address of the socket (default dendrite ip)
   steady::time_point idle_since{};
 
-  explicit connection(const net::any_io_executor& ex) : socket(ex) {}
+  explicit pooled_connection(const net::any_io_executor& ex) : socket(ex) {}
 };
 
 /// Request buffers are kept between calls, but a one-off huge request or response should not
 /// pin its memory for the life of the connection.
 constexpr std::size_t keep_buffer_bytes = 1u << 20;
 
-struct endpoint_hash {
+struct dendrite_endpoint_hash {
   std::size_t operator()(const tcp::endpoint& e) const noexcept {
     return std::hash<tcp::endpoint>()(e);
   }
 };
 
-class call_op;
-struct fanout_state;
+class dendrite_call;
+struct dendrite_fanout;
 
 /// What running operations share with the dendrite object; kept alive by them.
 struct dendrite_state {
@@ -87,10 +87,10 @@ struct dendrite_state {
 
   std::mutex mu;  // guards everything below
   bool stopped = false;
-  std::unordered_map<tcp::endpoint, std::vector<std::unique_ptr<connection>>, endpoint_hash> idle;
+  std::unordered_map<tcp::endpoint, std::vector<std::unique_ptr<pooled_connection>>, dendrite_endpoint_hash> idle;
   std::size_t idle_total = 0;
   steady::time_point last_sweep{};
-  std::unordered_map<call_op*, std::weak_ptr<call_op>> active;
+  std::unordered_map<dendrite_call*, std::weak_ptr<dendrite_call>> active;
 
   dendrite_state(dendrite_options o, keypair k, net::any_io_executor e)
       : opt(std::move(o)), key(std::move(k)), uuid(make_uuid1()), ex(std::move(e)), log(opt.logger) {}
@@ -119,10 +119,10 @@ struct dendrite_state {
   }
 
   /// An idle connection to `ep` still usable, or null.
-  std::unique_ptr<connection> take(const tcp::endpoint& ep) {
+  std::unique_ptr<pooled_connection> take(const tcp::endpoint& ep) {
     const auto now = steady::now();
     for (;;) {
-      std::unique_ptr<connection> c;
+      std::unique_ptr<pooled_connection> c;
       {
         std::lock_guard lk(mu);
         auto it = idle.find(ep);
@@ -139,19 +139,19 @@ struct dendrite_state {
 
   /// A non-blocking peek: the server's FIN (0) or unexpected bytes (> 0) make the connection
   /// unusable; only "would block" means it is idle and open.
-  static bool still_open(connection& c) {
+  static bool still_open(pooled_connection& c) {
     char b;
     const ssize_t r = ::recv(c.socket.native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
     return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
 
-  void put(const tcp::endpoint& ep, std::unique_ptr<connection> c) {
+  void put(const tcp::endpoint& ep, std::unique_ptr<pooled_connection> c) {
     const auto now = steady::now();
     c->idle_since = now;
     if (c->body.capacity() > keep_buffer_bytes) std::string().swap(c->body);
     if (c->head.capacity() > keep_buffer_bytes) std::string().swap(c->head);
     if (c->buffer.capacity() > keep_buffer_bytes) c->buffer.shrink_to_fit();
-    std::vector<std::unique_ptr<connection>> expired;  // closed outside the lock
+    std::vector<std::unique_ptr<pooled_connection>> expired;  // closed outside the lock
     {
       std::lock_guard lk(mu);
       if (now - last_sweep > std::chrono::seconds(1)) {
@@ -166,7 +166,7 @@ struct dendrite_state {
     }
   }
 
-  void sweep_locked(steady::time_point now, std::vector<std::unique_ptr<connection>>& out) {
+  void sweep_locked(steady::time_point now, std::vector<std::unique_ptr<pooled_connection>>& out) {
     for (auto it = idle.begin(); it != idle.end();) {
       auto& v = it->second;
       for (std::size_t i = 0; i < v.size();) {
@@ -191,13 +191,13 @@ struct dendrite_state {
     }
   }
 
-  bool register_op(call_op* op, const std::shared_ptr<call_op>& sp) {
+  bool register_op(dendrite_call* op, const std::shared_ptr<dendrite_call>& sp) {
     std::lock_guard lk(mu);
     if (stopped) return false;
     active.emplace(op, sp);
     return true;
   }
-  void unregister_op(call_op* op) {
+  void unregister_op(dendrite_call* op) {
     std::lock_guard lk(mu);
     active.erase(op);
   }
@@ -206,10 +206,10 @@ struct dendrite_state {
 };
 
 /// One call: its own strand, deadline timer, connection and parser.
-class call_op : public std::enable_shared_from_this<call_op> {
+class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
  public:
   /// `target` must outlive the op (owned by the op for single calls, by the fan-out otherwise).
-  call_op(std::shared_ptr<dendrite_state> st, const axon_info& target, synapse_ref ref,
+  dendrite_call(std::shared_ptr<dendrite_state> st, const axon_info& target, synapse_ref ref,
           double timeout, steady::time_point deadline)
       : st_(std::move(st)),
         exec_(st_->make_op_executor()),
@@ -303,7 +303,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
 
   void connect() {
     reused_ = false;
-    conn_ = std::make_unique<connection>(st_->ex);
+    conn_ = std::make_unique<pooled_connection>(st_->ex);
     st_->opened.fetch_add(1, std::memory_order_relaxed);
     conn_->socket.async_connect(
         ep_, bind([self = shared_from_this()](beast::error_code e) { self->on_connect(e); }));
@@ -327,7 +327,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
 
   void send() {
     synapse& s = *ref_.object;
-    connection& c = *conn_;
+    pooled_connection& c = *conn_;
     const std::string_view ip =
         st_->opt.external_ip.empty() ? std::string_view(c.local_ip) : std::string_view();
     encode_request(*ref_.descriptor, s, ip, st_->next_nonce(), st_->identity(), host_, c.scratch,
@@ -452,7 +452,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
 
   tcp::endpoint ep_;
   std::string host_;
-  std::unique_ptr<connection> conn_;
+  std::unique_ptr<pooled_connection> conn_;
   std::optional<http::response_parser<http::string_body>> parser_;
   std::string cancel_reason_;
   bool registered_ = false;
@@ -466,7 +466,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
 };
 
 void dendrite_state::shutdown() {
-  std::vector<std::shared_ptr<call_op>> ops;
+  std::vector<std::shared_ptr<dendrite_call>> ops;
   {
     std::lock_guard lk(mu);
     stopped = true;
@@ -480,12 +480,12 @@ void dendrite_state::shutdown() {
 /// Completes a type-erased handler on its own executor, keeping that executor's work count up
 /// while the operation runs (so a caller's io_context.run() does not return early), and
 /// clearing the handler's cancellation slot before it runs (Asio's rule).
-struct completion {
+struct dendrite_completion {
   net::any_completion_handler<void()> handler;
   net::any_completion_executor work;
   net::cancellation_slot slot;
 
-  completion(net::any_completion_handler<void()> h, const net::any_io_executor& fallback)
+  dendrite_completion(net::any_completion_handler<void()> h, const net::any_io_executor& fallback)
       : handler(std::move(h)),
         work(net::prefer(net::get_associated_executor(handler, fallback),
                          net::execution::outstanding_work.tracked)),
@@ -500,33 +500,33 @@ struct completion {
 };
 
 /// A single call: the op plus the caller's handler and the target it copied.
-struct single_call {
+struct dendrite_single_call {
   axon_info target;
-  std::optional<completion> done;
+  std::optional<dendrite_completion> done;
 };
 
 /// A fan-out: launches calls up to max_concurrency and completes when all have.
-struct fanout_state : std::enable_shared_from_this<fanout_state> {
+struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
   std::shared_ptr<dendrite_state> st;
   std::vector<axon_info> axons;
   std::vector<synapse_ref> refs;
   double timeout = 12.0;
   steady::time_point deadline;
-  std::optional<completion> done;
+  std::optional<dendrite_completion> done;
 
   std::mutex mu;
   std::size_t next = 0, finished = 0, running = 0;
   bool cancelled = false;
-  std::vector<std::shared_ptr<call_op>> live;  // by index, while running
+  std::vector<std::shared_ptr<dendrite_call>> live;  // by index, while running
 
   void launch_more() {
-    std::vector<std::shared_ptr<call_op>> start;
+    std::vector<std::shared_ptr<dendrite_call>> start;
     {
       std::lock_guard lk(mu);
       while (next < axons.size() && running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
         const std::size_t i = next++;
         ++running;
-        auto op = std::make_shared<call_op>(st, axons[i], refs[i], timeout, deadline);
+        auto op = std::make_shared<dendrite_call>(st, axons[i], refs[i], timeout, deadline);
         op->on_done = [self = shared_from_this(), i] { self->on_call_done(i); };
         live[i] = op;
         start.push_back(std::move(op));
@@ -546,7 +546,7 @@ struct fanout_state : std::enable_shared_from_this<fanout_state> {
       all = ++finished == axons.size();
     }
     if (all) {
-      std::optional<completion> c;
+      std::optional<dendrite_completion> c;
       {
         std::lock_guard lk(mu);
         c.swap(done);
@@ -558,7 +558,7 @@ struct fanout_state : std::enable_shared_from_this<fanout_state> {
   }
 
   void cancel_all() {
-    std::vector<std::shared_ptr<call_op>> ops;
+    std::vector<std::shared_ptr<dendrite_call>> ops;
     {
       std::lock_guard lk(mu);
       cancelled = true;
@@ -585,7 +585,7 @@ struct dendrite_runner {
   }
 };
 
-steady::time_point deadline_after(double timeout) {
+steady::time_point dendrite_deadline_after(double timeout) {
   // Non-finite or absurd timeouts are clamped: a deadline must exist (STYLE 4).
   double t = timeout;
   if (!(t >= 0)) t = 0;                  // NaN, negative
@@ -651,13 +651,13 @@ void dendrite::check_blocking_allowed() const {
 
 void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
                                net::any_completion_handler<void()> handler) {
-  auto call = std::make_shared<detail::single_call>();
+  auto call = std::make_shared<detail::dendrite_single_call>();
   call->target = std::move(target);
   call->done.emplace(std::move(handler), state_->ex);
-  auto op = std::make_shared<detail::call_op>(state_, call->target, ref, timeout,
-                                              detail::deadline_after(timeout));
+  auto op = std::make_shared<detail::dendrite_call>(state_, call->target, ref, timeout,
+                                              detail::dendrite_deadline_after(timeout));
   if (call->done->slot.is_connected()) {
-    call->done->slot.assign([w = std::weak_ptr<detail::call_op>(op)](net::cancellation_type) {
+    call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
       if (auto sp = w.lock()) sp->cancel("cancelled by the caller");
     });
   }
@@ -668,25 +668,25 @@ void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double
 void dendrite::async_forward_impl(std::vector<axon_info> axons,
                                   std::vector<detail::synapse_ref> refs, double timeout,
                                   net::any_completion_handler<void()> handler) {
-  auto f = std::make_shared<detail::fanout_state>();
+  auto f = std::make_shared<detail::dendrite_fanout>();
   f->st = state_;
   f->axons = std::move(axons);
   f->refs = std::move(refs);
   f->timeout = timeout;
-  f->deadline = detail::deadline_after(timeout);
+  f->deadline = detail::dendrite_deadline_after(timeout);
   f->live.resize(f->axons.size());
   f->done.emplace(std::move(handler), state_->ex);
   if (f->axons.empty()) {
     // Complete through the executor, never inside the initiating function.
     net::post(state_->ex, [f] {
-      std::optional<detail::completion> c;
+      std::optional<detail::dendrite_completion> c;
       c.swap(f->done);
       c->complete();
     });
     return;
   }
   if (f->done->slot.is_connected()) {
-    f->done->slot.assign([w = std::weak_ptr<detail::fanout_state>(f)](net::cancellation_type) {
+    f->done->slot.assign([w = std::weak_ptr<detail::dendrite_fanout>(f)](net::cancellation_type) {
       if (auto sp = w.lock()) sp->cancel_all();
     });
   }

@@ -100,6 +100,7 @@ std::string host_header(std::string_view ip, std::uint16_t port) {
 }
 
 std::string make_uuid1() {
+  init_crypto();  // randombytes_buf wants sodium_init() first
   // RFC 4122 version 1: 60-bit count of 100 ns intervals since 1582-10-15, a random 14-bit clock
   // sequence and a random 48-bit node with the multicast bit set (RFC 4122 4.5: a node that is
   // not a MAC address), which is what Python's uuid1() does on hosts without a readable MAC.
@@ -201,7 +202,7 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
     return malformed;
   }
 
-  synapse_ptr server{nullptr, [](synapse*) {}};
+  owned_synapse server{nullptr, [](synapse*) {}};
   std::optional<std::string> message;
   if (status == 200) {
     server = ref.make_blank(s);

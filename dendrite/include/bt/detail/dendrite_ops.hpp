@@ -25,7 +25,7 @@ namespace bt::detail {
 
 /// Owning pointer to a synapse of some derived type (synapse has no virtual destructor, so the
 /// deleter is the derived type's).
-using synapse_ptr = std::unique_ptr<synapse, void (*)(synapse*)>;
+using owned_synapse = std::unique_ptr<synapse, void (*)(synapse*)>;
 
 /// A caller's synapse seen through its descriptor. `object` must outlive the call.
 struct synapse_ref {
@@ -33,17 +33,17 @@ struct synapse_ref {
   const synapse_descriptor* descriptor = nullptr;
   /// A default object of the same type as `like`, for validating a response body into it
   /// before anything is copied into `object`.
-  synapse_ptr (*make_blank)(const synapse& like) = nullptr;
+  owned_synapse (*make_blank)(const synapse& like) = nullptr;
 };
 
 template <class T>
-synapse_ptr make_blank_of(const synapse& like) {
+owned_synapse make_blank_of(const synapse& like) {
   if constexpr (std::is_base_of_v<dynamic_synapse, T>) {
-    return synapse_ptr(new T(static_cast<const T&>(like).type),
+    return owned_synapse(new T(static_cast<const T&>(like).type),
                        [](synapse* p) { delete static_cast<T*>(p); });
   } else {
     (void)like;
-    return synapse_ptr(new T(), [](synapse* p) { delete static_cast<T*>(p); });
+    return owned_synapse(new T(), [](synapse* p) { delete static_cast<T*>(p); });
   }
 }
 

@@ -1,0 +1,238 @@
+// Dendrite benchmarks (issue 5 item 10; figures in docs/performance.md, "Dendrite"):
+//
+//  * BM_dendrite_sign_reference      one sr25519 signature of a request-sized message: the unit
+//                                    the client overhead goal is stated in;
+//  * BM_dendrite_client_overhead     everything the client does per call except the network:
+//                                    preset + nonce + body hash + sign + JSON body + header block
+//                                    + parsing a 5.11-shaped response with Beast + merge (D6);
+//  * BM_dendrite_client_no_sign      the same minus the signature (a fixed fake), i.e. the "5 us"
+//                                    part of the goal "overhead <= 1.2 x (sign + 5 us)";
+//  * BM_dendrite_fanout/N            forward() to N loopback endpoints that answer instantly (a
+//                                    raw Beast responder on its own thread, no verification),
+//                                    warm keep-alive connections; per_axon_us = time / N.
+//
+//   build-*/perf/bt-bench --benchmark_filter=dendrite
+#include <bt/dendrite.hpp>
+
+#include <bt/examples/dummy.hpp>
+#include <bt/header_codec.hpp>
+#include <bt/json_body.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <sys/resource.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using bt::examples::dummy;
+
+const bt::keypair& bench_alice() {
+  static const bt::keypair k = bt::keypair::from_uri("//Alice");
+  return k;
+}
+const bt::keypair& bench_bob() {
+  static const bt::keypair k = bt::keypair::from_uri("//Bob");
+  return k;
+}
+
+bt::axon_info bench_target(std::uint16_t port = 8091) {
+  bt::axon_info a;
+  a.ip = "127.0.0.1";
+  a.port = port;
+  a.hotkey = bench_bob().ss58_address();
+  return a;
+}
+
+/// A response as our axon (and a Python axon, 5.11) sends it for a Dummy request.
+std::string canned_response(const dummy& request) {
+  dummy d = request;
+  d.dummy_output = d.dummy_input * 2;
+  d.axon.status_code = 200;
+  d.axon.status_message = "Success";
+  d.axon.process_time = 0.000123;
+  std::string body;
+  bt::write_json_body(bt::descriptor_of<dummy>(), d, body, bt::json_style::compact);
+  std::string r =
+      "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " +
+      std::to_string(body.size()) +
+      "\r\nname: Dummy\r\ntimeout: 12.0\r\nbt_header_axon_status_code: 200\r\n"
+      "bt_header_axon_status_message: Success\r\nbt_header_axon_process_time: 0.000123\r\n"
+      "bt_header_axon_ip: 127.0.0.1\r\nbt_header_axon_port: 8091\r\nbt_header_axon_hotkey: " +
+      bench_bob().ss58_address() + "\r\nbt_header_dendrite_ip: 127.0.0.1\r\n" +
+      "bt_header_dendrite_version: 10002000\r\nbt_header_dendrite_nonce: " +
+      std::to_string(*request.dendrite.nonce) + "\r\nbt_header_dendrite_uuid: " +
+      *request.dendrite.uuid + "\r\nbt_header_dendrite_hotkey: " + *request.dendrite.hotkey +
+      "\r\nbt_header_dendrite_signature: " + *request.dendrite.signature +
+      "\r\nbt_header_input_obj_dummy_input: MA==\r\nheader_size: 600\r\ntotal_size: 1400\r\n"
+      "computed_body_hash: a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a\r\n\r\n" +
+      body;
+  return r;
+}
+
+void BM_dendrite_sign_reference(benchmark::State& state) {
+  const std::string msg =
+      "1700000000123456789." + bench_alice().ss58_address() + "." + bench_bob().ss58_address() +
+      ".5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."
+      "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
+  for (auto _ : state) benchmark::DoNotOptimize(bench_alice().sign(msg));
+}
+BENCHMARK(BM_dendrite_sign_reference);
+
+/// One call's client work; `sign` false replaces the key with a stub that is not called.
+void client_call(benchmark::State& state, bool sign) {
+  const bt::keypair& key = bench_alice();
+  const std::string uuid = bt::detail::make_uuid1();
+  const bt::detail::request_identity id{.key = &key, .hotkey = key.ss58_address(), .uuid = uuid,
+                                        .version = bt::version_as_int};
+  const bt::axon_info target = bench_target();
+  const std::string host = bt::detail::host_header(target.ip, target.port);
+  std::string scratch, head, body, detail;
+  // The response bytes for a typical request (built once; the nonce in it does not matter).
+  dummy proto;
+  proto.dummy_input = 21;
+  bt::detail::preset_request(proto, target, 12.0, id, {});
+  bt::detail::encode_request(bt::descriptor_of<dummy>(), proto, "127.0.0.1", 1, id, host, scratch,
+                             head, body);
+  const std::string response = canned_response(proto);
+  std::int64_t nonce = 1700000000000000000;
+  for (auto _ : state) {
+    dummy s;
+    s.dummy_input = 21;
+    bt::detail::preset_request(s, target, 12.0, id, {});
+    if (sign) {
+      bt::detail::encode_request(bt::descriptor_of<dummy>(), s, "127.0.0.1", ++nonce, id, host,
+                                 scratch, head, body);
+    } else {
+      // Same work minus the signature: the body and headers with a fixed signature.
+      s.dendrite.ip = "127.0.0.1";
+      s.dendrite.nonce = ++nonce;
+      s.dendrite.signature = *proto.dendrite.signature;
+      body.clear();
+      bt::write_json_body(bt::descriptor_of<dummy>(), s, body, bt::json_style::python_dumps);
+      head.clear();
+      head.append("POST /Dummy HTTP/1.1\r\nHost: ").append(host);
+      head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
+      head.append(std::to_string(body.size())).append("\r\n");
+      struct sink final : bt::header_sink {
+        std::string& o;
+        explicit sink(std::string& x) : o(x) {}
+        void add(std::string_view n, std::string_view v) override {
+          o.append(n).append(": ").append(v).append("\r\n");
+        }
+      } hs(head);
+      bt::to_headers(bt::descriptor_of<dummy>(), s, hs, {.body_bytes = body.size()});
+      head.append("\r\n");
+    }
+    benchmark::DoNotOptimize(head.data());
+    benchmark::DoNotOptimize(body.data());
+    http::response_parser<http::string_body> p;
+    p.eager(true);
+    boost::beast::error_code ec;
+    p.put(net::buffer(response), ec);
+    auto& res = p.get();
+    const auto merged = bt::detail::apply_response(bt::detail::make_synapse_ref(s), res.result_int(),
+                                                   res, res.body(), detail);
+    if (ec || merged || s.dummy_output != 42) state.SkipWithError("bad response handling");
+  }
+}
+
+void BM_dendrite_client_overhead(benchmark::State& state) { client_call(state, true); }
+BENCHMARK(BM_dendrite_client_overhead);
+
+void BM_dendrite_client_no_sign(benchmark::State& state) { client_call(state, false); }
+BENCHMARK(BM_dendrite_client_no_sign);
+
+/// N listeners on one thread answering every Dummy request at once with the canned response.
+class instant_axons {
+ public:
+  explicit instant_axons(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      acceptors_.emplace_back(ioc_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+      ports_.push_back(acceptors_.back().local_endpoint().port());
+    }
+    for (auto& a : acceptors_) net::co_spawn(ioc_, accept(a), net::detached);
+    thread_ = std::thread([this] { ioc_.run(); });
+  }
+  ~instant_axons() {
+    ioc_.stop();
+    thread_.join();
+  }
+  const std::vector<std::uint16_t>& ports() const { return ports_; }
+
+ private:
+  net::awaitable<void> accept(tcp::acceptor& a) {
+    for (;;) {
+      auto [ec, s] = co_await a.async_accept(net::as_tuple(net::use_awaitable));
+      if (ec) co_return;
+      net::co_spawn(ioc_, serve(std::move(s)), net::detached);
+    }
+  }
+  static net::awaitable<void> serve(tcp::socket s) {
+    boost::beast::flat_buffer buf;
+    for (;;) {
+      http::request<http::string_body> req;
+      auto [ec, n] = co_await http::async_read(s, buf, req, net::as_tuple(net::use_awaitable));
+      if (ec) co_return;
+      dummy d;
+      if (bt::read_json_body(bt::descriptor_of<dummy>(), req.body(), d)) co_return;
+      const std::string r = canned_response(d);
+      auto [wec, wn] = co_await net::async_write(s, net::buffer(r), net::as_tuple(net::use_awaitable));
+      if (wec) co_return;
+      (void)n;
+      (void)wn;
+    }
+  }
+
+  net::io_context ioc_;
+  std::vector<tcp::acceptor> acceptors_;
+  std::vector<std::uint16_t> ports_;
+  std::thread thread_;
+};
+
+void BM_dendrite_fanout(benchmark::State& state) {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+  const auto n = static_cast<std::size_t>(state.range(0));
+  instant_axons srv(n);
+  std::vector<bt::axon_info> axons;
+  for (auto p : srv.ports()) axons.push_back(bench_target(p));
+  bt::dendrite d(bench_alice(), {.max_concurrency = 256, .max_idle_total = 4096});
+  dummy q;
+  q.dummy_input = 21;
+  d.forward(axons, q, 30.0);  // warm-up: open and pool the connections
+  std::size_t failures = 0;
+  for (auto _ : state) {
+    auto rs = d.forward(axons, q, 30.0);
+    for (auto& x : rs) failures += !x.is_success();
+  }
+  if (failures) state.SkipWithError("some calls failed");
+  state.counters["per_axon_us"] = benchmark::Counter(
+      static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate |
+                                         benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_dendrite_fanout)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace

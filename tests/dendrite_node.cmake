@@ -1,0 +1,13 @@
+# Our dendrite against an independent Python-shaped axon in Node.js (issue 5 item 9):
+# tests/node/python_axon_peer.mjs verifies our sr25519 signatures with @polkadot/util-crypto and
+# checks our requests against PROTOCOL 2-4. Needs node and tests/node/node_modules (scripts/setup
+# runs npm ci); when either is missing the test fails, it is never skipped.
+if(TARGET bt::dendrite)
+  find_program(BT_NODE_EXE node)
+  add_executable(dendrite_node_test ${CMAKE_CURRENT_SOURCE_DIR}/node/dendrite_node_test.cpp)
+  target_link_libraries(dendrite_node_test PRIVATE bt_test_main bt::dendrite)
+  target_compile_definitions(dendrite_node_test PRIVATE
+    BT_NODE_DIR="${CMAKE_CURRENT_SOURCE_DIR}/node" BT_NODE_EXE="${BT_NODE_EXE}")
+  bt_target_defaults(dendrite_node_test)
+  catch_discover_tests(dendrite_node_test TEST_PREFIX "node: " PROPERTIES TIMEOUT 120)
+endif()
