@@ -290,7 +290,9 @@ void to_headers(const synapse_descriptor& d, const synapse& s, header_sink& out,
   const std::size_t header_size = e.bytes();
   e.add("header_size", detail::format_int(header_size, buf));
   e.add("total_size", detail::format_int(header_size + opt.body_bytes, buf));
-  if (d.hash_fields().empty())
+  if (!opt.computed_body_hash.empty())
+    e.add("computed_body_hash", opt.computed_body_hash);
+  else if (d.hash_fields().empty())
     e.add("computed_body_hash", d.constant_body_hash());
   else
     e.add("computed_body_hash", body_hash(d, s));

@@ -496,3 +496,16 @@ TEST_CASE("to_headers output survives from_headers for a typed Dummy", "[header_
   CHECK(back.dummy_input == 0);  // placeholders are never data
   CHECK(back.total_size.has_value());
 }
+
+TEST_CASE("to_headers emits a precomputed body hash as given", "[header_codec]") {
+  echo e;
+  e.prompt = "ping";
+  const std::string hash = bt::body_hash(e);
+  bt::header_list a, b;
+  bt::to_headers(e, a);
+  bt::to_headers(e, b, {.body_bytes = 0, .computed_body_hash = hash});
+  CHECK(a.items == b.items);
+  bt::header_list c;
+  bt::to_headers(e, c, {.body_bytes = 0, .computed_body_hash = "given"});
+  CHECK(*c.find("computed_body_hash") == "given");
+}

@@ -37,6 +37,10 @@ struct to_headers_options {
   /// header_size = bytes of the headers before it ("name: value\r\n" each),
   /// total_size  = header_size + body_bytes.
   std::size_t body_bytes = 0;
+  /// When non-empty, emitted as computed_body_hash instead of hashing the hash fields again:
+  /// a dendrite has just computed it for the signature, and each hashed field costs a SHA3-256.
+  /// The caller guarantees it equals body_hash(d, s).
+  std::string_view computed_body_hash = {};
 };
 
 /// Emits the headers of PROTOCOL 2.1 in Python's order: name, timeout, bt_header_axon_*,
