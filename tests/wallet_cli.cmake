@@ -1,0 +1,11 @@
+# bt-wallet end to end (issue 3 item 8): tests/tools/wallet_cli_test.sh runs the built binary in
+# a temporary directory. "keys" is quick; "wallet" runs Argon2i (512 MiB) three times.
+if(TARGET bt-wallet)
+  find_program(BT_BASH bash REQUIRED)
+  add_test(NAME "tools: bt-wallet key tools"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/wallet_cli_test.sh $<TARGET_FILE:bt-wallet> keys)
+  add_test(NAME "tools: bt-wallet wallets"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/wallet_cli_test.sh $<TARGET_FILE:bt-wallet> wallet)
+  set_tests_properties("tools: bt-wallet key tools" PROPERTIES TIMEOUT 60)
+  set_tests_properties("tools: bt-wallet wallets" PROPERTIES TIMEOUT 240)
+endif()
