@@ -317,8 +317,8 @@ void axon::start(std::error_code& ec) {
 void axon::stop() {
   auto& s = *impl_;
   if (!s.started.load() || s.threads.empty()) return;
-  if (s.on_io_thread())
-    throw std::logic_error("bt::axon::stop must not be called from an I/O thread or handler");
+  if (s.on_io_thread() || detail::worker_pool::on_worker_thread())
+    throw std::logic_error("bt::axon::stop must not be called from an I/O thread or a handler");
   if (s.stopping.exchange(true)) return;
   s.running = false;
 
