@@ -72,19 +72,21 @@ struct json_wiper {
 
 std::string hex0x(std::span<const std::uint8_t> bytes) { return "0x" + to_hex(bytes); }
 
-// The public key a keyfile claims: publicKey, else accountId, else ss58Address.
-std::optional<public_key_bytes> claimed_public(const json& doc, error& err) {
+// The public key a keyfile claims: publicKey, else accountId, else ss58Address; nullopt in
+// `out` when it claims none. Returns false (err set) when a claim is malformed.
+bool claimed_public(const json& doc, std::optional<public_key_bytes>& out, error& err) {
+  out.reset();
   for (const char* key : {"publicKey", "accountId"}) {
     const auto it = doc.find(key);
     if (it == doc.end() || it->is_null()) continue;
     auto bytes = from_hex(it->get_ref<const std::string&>());
     if (!bytes || bytes->size() != 32) {
       err = kf_error(errc::keyfile_invalid, std::string(key) + " is not 32 bytes of hex");
-      return std::nullopt;
+      return false;
     }
-    public_key_bytes pub{};
-    std::copy(bytes->begin(), bytes->end(), pub.begin());
-    return pub;
+    out.emplace();
+    std::copy(bytes->begin(), bytes->end(), out->begin());
+    return true;
   }
   const auto it = doc.find("ss58Address");
   if (it != doc.end() && !it->is_null()) {
@@ -92,11 +94,11 @@ std::optional<public_key_bytes> claimed_public(const json& doc, error& err) {
     const auto d = ss58::decode(it->get_ref<const std::string&>(), ec);
     if (!d) {
       err = kf_error(errc::keyfile_invalid, "ss58Address: " + ec.message());
-      return std::nullopt;
+      return false;
     }
-    return d->public_key;
+    out = d->public_key;
   }
-  return public_key_bytes{};  // nothing claimed: all zeros means "unknown" to the caller
+  return true;
 }
 
 const std::string* field(const json& doc, const char* key) {
@@ -126,9 +128,9 @@ std::optional<keypair> from_secret_field(const std::string& text, const char* ke
                                               "64 bytes, not " + std::to_string(bytes->size()));
     return std::nullopt;
   }
-  const auto claimed = claimed_public(doc, err);
-  if (!claimed) return std::nullopt;
-  const bool have_claim = *claimed != public_key_bytes{};
+  std::optional<public_key_bytes> claimed;
+  if (!claimed_public(doc, claimed, err)) return std::nullopt;
+  const bool have_claim = claimed.has_value();
   auto kp = keypair::from_secret_key(*bytes, type, err, have_claim ? &*claimed : nullptr);
   if (!kp) {
     // With a claimed public key, from_secret_key fails when neither form matches it.
