@@ -366,9 +366,13 @@ task<bool> serve_request(connection& c, request_parser& p) {
     if (p.expect_continue() && !co_await c.write_continue()) co_return false;
     p.max_body(opts.max_body_bytes);
     p.body_limit(opts.max_body_bytes);
-    c.stream_.expires_at(deadline);
-    auto [ec, n] = co_await http::async_read(c.stream_, c.buffer_, p, use_task);
-    (void)n;
+    beast::error_code ec;
+    if (!p.parse_buffered(c.buffer_, false, ec) && !ec) {
+      c.stream_.expires_at(deadline);
+      auto [rec, n] = co_await http::async_read(c.stream_, c.buffer_, p, use_task);
+      (void)n;
+      ec = rec;
+    }
     if (ec == http::error::body_limit) {
       rej = {413, fmt::format("Request body too large: the limit is {} bytes", opts.max_body_bytes),
              true};

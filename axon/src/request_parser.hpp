@@ -9,6 +9,7 @@
 #include <bt/synapse.hpp>
 
 #include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -36,6 +37,26 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   bool expect_continue() const noexcept { return expect_continue_; }
   /// Bound enforced while the body arrives (besides the parser's own body_limit).
   void max_body(std::uint64_t n) noexcept { max_body_ = n; }
+
+  /// Parses what `buf` already holds, without I/O: on keep-alive the whole request usually
+  /// arrives in the first read, and Beast's async_read would still post a completion. Returns
+  /// true once the header (`header_only`) or the whole message is complete; false with `ec`
+  /// clear when more bytes are needed, false with `ec` set on a parse error.
+  template <class DynamicBuffer>
+  bool parse_buffered(DynamicBuffer& buf, bool header_only, boost::beast::error_code& ec) {
+    ec = {};
+    const auto complete = [&] { return header_only ? is_header_done() : is_done(); };
+    while (!complete() && buf.size() > 0) {
+      const std::size_t used = put(buf.data(), ec);
+      buf.consume(used);
+      if (ec == boost::beast::http::error::need_more) {
+        ec = {};
+        return false;
+      }
+      if (ec || used == 0) return false;
+    }
+    return complete();
+  }
 
  private:
   void on_request_impl(verb method, boost::beast::string_view, boost::beast::string_view target,

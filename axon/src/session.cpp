@@ -127,9 +127,13 @@ task<void> connection::run(std::shared_ptr<connection> self) {
       c.view_ = synapse{};
       c.body_.clear();
       request_parser parser(c.view_, c.target_, c.body_, opts.max_header_bytes);
-      c.stream_.expires_after(opts.header_timeout);
-      auto [ec, n] = co_await http::async_read_header(c.stream_, c.buffer_, parser, use_task);
-      (void)n;
+      beast::error_code ec;
+      if (!parser.parse_buffered(c.buffer_, true, ec) && !ec) {
+        c.stream_.expires_after(opts.header_timeout);
+        auto [rec, n] = co_await http::async_read_header(c.stream_, c.buffer_, parser, use_task);
+        (void)n;
+        ec = rec;
+      }
       if (ec) {
         if (ec == http::error::header_limit) {
           co_await reject_unparsed(c, 431, "Request Header Fields Too Large");

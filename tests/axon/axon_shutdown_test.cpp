@@ -141,6 +141,7 @@ TEST_CASE("destroying a running axon stops it", "[axon][shutdown]") {
   std::uint16_t port = 0;
   {
     bt::axon ax(bob(), bt::axon_options::loopback());
+    ax.attach<dummy>([](dummy& s) { s.dummy_output = 0; });
     ax.start();
     port = ax.port();
     raw_client c(port);
