@@ -55,7 +55,7 @@ int run(const ping_config& cfg) {
   if (cfg.memory) return run_memory_mode(cfg, target, child->pid());
 
   const bt::keypair key = dendrite_key(cfg);
-  bt::dendrite d(key, dendrite_options_for(cfg));
+  caller_set callers(key, cfg.concurrency, cfg.dendrite_threads, dendrite_options_for(cfg));
 
   const bool on_terminal = ::isatty(STDOUT_FILENO) == 1;
   drive_options opt{.count = cfg.count,
@@ -69,12 +69,12 @@ int run(const ping_config& cfg) {
     w.count = cfg.warmup;
     w.verbose = nullptr;
     w.progress = false;
-    drive_any(cfg, d, target, w);
+    drive_any(cfg, callers, target, w);
   }
 
-  if (cfg.axon_cpu_seconds > 0) return run_cpu_mode(cfg, d, target, key, child->pid(), opt);
+  if (cfg.axon_cpu_seconds > 0) return run_cpu_mode(cfg, callers, target, key, child->pid(), opt);
 
-  const ping_run result = drive_any(cfg, d, target, opt);
+  const ping_run result = drive_any(cfg, callers, target, opt);
   const summary s = summarize(result.latency_us);
   print_summary(std::cout, result, s);
 

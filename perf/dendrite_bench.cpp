@@ -32,7 +32,9 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <pthread.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <memory>
 #include <string>
@@ -162,6 +164,75 @@ BENCHMARK(BM_dendrite_client_overhead);
 void BM_dendrite_client_no_sign(benchmark::State& state) { client_call(state, false); }
 BENCHMARK(BM_dendrite_client_no_sign);
 
+/// The parts of the per-call work, to see where the non-signature time goes.
+struct client_fixture {
+  const bt::keypair& key = bench_alice();
+  std::string uuid = bt::detail::make_uuid1();
+  bt::detail::request_identity id{.key = &key, .hotkey = key.ss58_address(), .uuid = uuid,
+                                  .version = bt::version_as_int};
+  bt::axon_info target = bench_target();
+  std::string host = bt::detail::host_header(target.ip, target.port);
+  std::string scratch, head, body, detail;
+  dummy proto;
+  std::string response;
+  client_fixture() {
+    proto.dummy_input = 21;
+    bt::detail::preset_request(proto, target, 12.0, id, {});
+    bt::detail::encode_request(bt::descriptor_of<dummy>(), proto, "127.0.0.1", 1, id, host,
+                               scratch, head, body);
+    response = canned_response(proto);
+  }
+};
+
+void BM_dendrite_part_body_write(benchmark::State& state) {
+  client_fixture f;
+  for (auto _ : state) {
+    f.body.clear();
+    bt::write_json_body(bt::descriptor_of<dummy>(), f.proto, f.body, bt::json_style::python_dumps);
+    benchmark::DoNotOptimize(f.body.data());
+  }
+}
+BENCHMARK(BM_dendrite_part_body_write);
+
+void BM_dendrite_part_http_parse(benchmark::State& state) {
+  client_fixture f;
+  for (auto _ : state) {
+    http::response_parser<http::string_body> p;
+    p.eager(true);
+    boost::beast::error_code ec;
+    p.put(net::buffer(f.response), ec);
+    benchmark::DoNotOptimize(p.get().body().data());
+  }
+}
+BENCHMARK(BM_dendrite_part_http_parse);
+
+void BM_dendrite_part_merge(benchmark::State& state) {
+  client_fixture f;
+  http::response_parser<http::string_body> p;
+  p.eager(true);
+  boost::beast::error_code ec;
+  p.put(net::buffer(f.response), ec);
+  const auto& res = p.get();
+  for (auto _ : state) {
+    dummy s = f.proto;
+    auto e = bt::detail::apply_response(bt::detail::make_synapse_ref(s), res.result_int(), res,
+                                        res.body(), f.detail);
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_dendrite_part_merge);
+
+void BM_dendrite_part_body_read(benchmark::State& state) {
+  client_fixture f;
+  const std::string body = f.response.substr(f.response.find("\r\n\r\n") + 4);
+  for (auto _ : state) {
+    dummy s;
+    auto e = bt::read_json_body(bt::descriptor_of<dummy>(), body, s);
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_dendrite_part_body_read);
+
 /// N listeners on one thread answering every Dummy request at once with the canned response.
 class instant_axons {
  public:
@@ -178,6 +249,14 @@ class instant_axons {
     thread_.join();
   }
   const std::vector<std::uint16_t>& ports() const { return ports_; }
+  /// CPU time (s) the responder thread has used so far.
+  double cpu_seconds() {
+    clockid_t cid;
+    timespec ts{};
+    if (pthread_getcpuclockid(thread_.native_handle(), &cid) != 0 || clock_gettime(cid, &ts) != 0)
+      return 0;
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
 
  private:
   net::awaitable<void> accept(tcp::acceptor& a) {
@@ -209,6 +288,13 @@ class instant_axons {
   std::thread thread_;
 };
 
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
 void BM_dendrite_fanout(benchmark::State& state) {
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
@@ -224,15 +310,42 @@ void BM_dendrite_fanout(benchmark::State& state) {
   q.dummy_input = 21;
   d.forward(axons, q, 30.0);  // warm-up: open and pool the connections
   std::size_t failures = 0;
+  const double proc0 = process_cpu_seconds(), srv0 = srv.cpu_seconds();
   for (auto _ : state) {
     auto rs = d.forward(axons, q, 30.0);
     for (auto& x : rs) failures += !x.is_success();
   }
+  const double proc = process_cpu_seconds() - proc0, server = srv.cpu_seconds() - srv0;
   if (failures) state.SkipWithError("some calls failed");
+  // CPU per axon: the whole process minus the responder thread is the dendrite (its I/O thread
+  // plus the waiting benchmark thread), which is what the fan-out goal is about on a busy machine.
+  const double calls = static_cast<double>(n) * static_cast<double>(state.iterations());
+  state.counters["dendrite_cpu_per_axon_us"] = (proc - server) / calls * 1e6;
+  state.counters["responder_cpu_per_axon_us"] = server / calls * 1e6;
   state.counters["per_axon_us"] = benchmark::Counter(
       static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate |
                                          benchmark::Counter::kInvert);
 }
+/// Sequential calls to one instant responder over a kept connection: the client's whole CPU
+/// cost per call including its system calls, next to BM_dendrite_client_overhead.
+void BM_dendrite_sequential_call(benchmark::State& state) {
+  instant_axons srv(1);
+  bt::dendrite d(bench_alice());
+  const auto target = bench_target(srv.ports()[0]);
+  dummy q;
+  q.dummy_input = 21;
+  d.call(target, q, 5.0);
+  std::size_t failures = 0;
+  const double proc0 = process_cpu_seconds(), srv0 = srv.cpu_seconds();
+  for (auto _ : state) failures += !d.call(target, q, 5.0).is_success();
+  const double proc = process_cpu_seconds() - proc0, server = srv.cpu_seconds() - srv0;
+  if (failures) state.SkipWithError("some calls failed");
+  const double calls = static_cast<double>(state.iterations());
+  state.counters["dendrite_cpu_per_call_us"] = (proc - server) / calls * 1e6;
+  state.counters["responder_cpu_per_call_us"] = server / calls * 1e6;
+}
+BENCHMARK(BM_dendrite_sequential_call)->UseRealTime();
+
 BENCHMARK(BM_dendrite_fanout)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

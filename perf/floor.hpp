@@ -31,7 +31,8 @@ struct crypto_timings {
 };
 
 /// Times `iterations` signs then `iterations` verifications of a ping-shaped message
-/// ("{nonce}.{hotkey}.{hotkey}.{uuid}.{body_hash}") after a short warm-up, on this thread.
+/// ("{nonce}.{hotkey}.{hotkey}.{uuid}.{body_hash}") after a short warm-up, on this thread,
+/// timed by the thread's CPU clock (robust to preemption on a shared machine).
 crypto_timings measure_crypto(const keypair& key, std::size_t iterations);
 
 }  // namespace bt::perf

@@ -19,15 +19,36 @@ namespace bt::perf {
 
 namespace asio = boost::asio;
 
+caller_set::caller_set(const keypair& key, std::size_t callers, unsigned threads, const dendrite_options& opt)
+    : work_(ioc_.get_executor()) {
+  callers = std::max<std::size_t>(1, callers);
+  dendrites_.reserve(callers);
+  if (callers == 1) {
+    dendrite_options o = opt;
+    o.threads = std::max(1u, threads);
+    dendrites_.push_back(std::make_unique<dendrite>(key, o));
+    return;
+  }
+  for (std::size_t i = 0; i < callers; ++i)
+    dendrites_.push_back(std::make_unique<dendrite>(ioc_.get_executor(), key, opt));
+  for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { ioc_.run(); });
+}
+
+caller_set::~caller_set() {
+  dendrites_.clear();  // cancels and closes; their last handlers still run on ioc_
+  work_.reset();
+  for (auto& t : threads_) t.join();
+}
+
 namespace {
 
 /// Shared by the callers of one run. Every coroutine runs on the dendrite's executor; with
 /// several dendrite threads they may run in parallel, hence the mutex around the results.
 template <class T>
 struct run_state {
-  run_state(dendrite& d_, const axon_info& target_, const T& proto_, const drive_options& opt_)
-      : d(d_), target(target_), proto(proto_), opt(opt_) {}
-  dendrite& d;
+  run_state(caller_set& c_, const axon_info& target_, const T& proto_, const drive_options& opt_)
+      : callers(c_), target(target_), proto(proto_), opt(opt_) {}
+  caller_set& callers;
   const axon_info& target;
   const T& proto;
   const drive_options& opt;
@@ -58,10 +79,10 @@ void draw_progress(std::size_t done, std::size_t total) {
 }
 
 template <class T>
-asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st) {
+asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st, dendrite& d) {
   std::size_t index = 0;
   while (st->take_ticket(index)) {
-    T result = co_await st->d.async_call(st->target, st->proto, st->opt.timeout, asio::use_awaitable);
+    T result = co_await d.async_call(st->target, st->proto, st->opt.timeout, asio::use_awaitable);
     const double us = result.dendrite.process_time.value_or(0.0) * 1e6;
     const std::int64_t status = result.dendrite.status_code.value_or(0);
     {
@@ -86,10 +107,10 @@ asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st) {
 }  // namespace
 
 template <class T>
-ping_run drive(dendrite& d, const axon_info& target, const T& proto, const drive_options& opt) {
-  auto st = std::make_shared<run_state<T>>(d, target, proto, opt);
-  const std::size_t callers = std::max<std::size_t>(1, opt.concurrency);
-  st->run.concurrency = callers;
+ping_run drive(caller_set& callers, const axon_info& target, const T& proto, const drive_options& opt) {
+  auto st = std::make_shared<run_state<T>>(callers, target, proto, opt);
+  const std::size_t n = std::max<std::size_t>(1, opt.concurrency);
+  st->run.concurrency = n;
   if (opt.duration.count() <= 0) {
     st->run.latency_us.reserve(opt.count);
     if (opt.progress) st->progress_step = std::max<std::size_t>(1, opt.count / 100);
@@ -98,9 +119,10 @@ ping_run drive(dendrite& d, const axon_info& target, const T& proto, const drive
   const auto start = std::chrono::steady_clock::now();
   st->end = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(opt.duration);
   std::vector<std::future<void>> finished;
-  finished.reserve(callers);
-  for (std::size_t i = 0; i < callers; ++i)
-    finished.push_back(asio::co_spawn(d.get_executor(), caller<T>(st), asio::use_future));
+  finished.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    finished.push_back(
+        asio::co_spawn(callers.executor(), caller<T>(st, callers.at(i % callers.size())), asio::use_future));
   for (auto& f : finished) f.get();  // rethrows a caller's exception (a bug: calls never throw)
   st->run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (opt.progress) {
@@ -110,8 +132,8 @@ ping_run drive(dendrite& d, const axon_info& target, const T& proto, const drive
   return std::move(st->run);
 }
 
-template ping_run drive<synapse>(dendrite&, const axon_info&, const synapse&, const drive_options&);
-template ping_run drive<payload_synapse>(dendrite&, const axon_info&, const payload_synapse&,
+template ping_run drive<synapse>(caller_set&, const axon_info&, const synapse&, const drive_options&);
+template ping_run drive<payload_synapse>(caller_set&, const axon_info&, const payload_synapse&,
                                          const drive_options&);
 
 }  // namespace bt::perf

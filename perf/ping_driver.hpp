@@ -7,11 +7,44 @@
 #include <bt/axon_info.hpp>
 #include <bt/dendrite.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
+#include <thread>
+#include <vector>
 
 namespace bt::perf {
+
+/// The callers of a run: one dendrite per caller, each with its own uuid, as N validators would
+/// be. One dendrite alone would not do for N > 1: its nonces are strictly increasing, and
+/// concurrent requests on different connections reach the axon out of order, so the axon's
+/// ">= 7.2 strictly increasing per hotkey:uuid" rule would answer 401 to some of them.
+/// A single caller runs on the dendrite's own thread (no strand, as a simple client does); several
+/// share one io_context run by `threads` threads.
+class caller_set {
+ public:
+  caller_set(const keypair& key, std::size_t callers, unsigned threads, const dendrite_options& opt);
+  /// Destroys the dendrites (cancelling anything still running), then lets the shared
+  /// io_context finish and joins its threads.
+  ~caller_set();
+  caller_set(const caller_set&) = delete;
+  caller_set& operator=(const caller_set&) = delete;
+
+  std::size_t size() const noexcept { return dendrites_.size(); }
+  dendrite& at(std::size_t i) { return *dendrites_[i]; }
+  /// Where the caller coroutines run: the executor of the dendrites.
+  boost::asio::any_io_executor executor() const { return dendrites_.front()->get_executor(); }
+
+ private:
+  boost::asio::io_context ioc_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::vector<std::unique_ptr<dendrite>> dendrites_;
+  std::vector<std::thread> threads_;
+};
 
 struct drive_options {
   std::size_t count = 10'000;        ///< calls to make (ignored when `duration` is set)
@@ -22,12 +55,12 @@ struct drive_options {
   bool progress = false;             ///< a progress bar on stdout (for a terminal)
 };
 
-/// Runs the calls as coroutines on the dendrite's own executor (no thread hop per call, like
-/// Python's single event loop) and waits for them. Each call's latency is the dendrite's
-/// `process_time`; a call whose status is not 200 counts as a failure under its status (its
-/// time is still recorded, as the original loop did). The synapse sent is a copy of `proto`.
-/// Instantiated for bt::synapse and payload_synapse.
+/// Runs opt.concurrency caller coroutines (caller i uses dendrite i % callers.size()) on the
+/// dendrites' executor (no thread hop per call, like Python's single event loop) and waits for
+/// them. Each call's latency is the dendrite's `process_time`; a call whose status is not 200
+/// counts as a failure under its status (its time is still recorded, as the original loop did).
+/// The synapse sent is a copy of `proto`. Instantiated for bt::synapse and payload_synapse.
 template <class T>
-ping_run drive(dendrite& d, const axon_info& target, const T& proto, const drive_options& opt);
+ping_run drive(caller_set& callers, const axon_info& target, const T& proto, const drive_options& opt);
 
 }  // namespace bt::perf

@@ -171,20 +171,17 @@ void warn_no_crypto(const axon_info& target) {
 dendrite_options dendrite_options_for(const ping_config& cfg) {
   dendrite_options o;
   o.threads = std::max(1u, cfg.dendrite_threads);
-  o.max_concurrency = std::max<std::size_t>(o.max_concurrency, cfg.concurrency);
-  o.max_idle_per_endpoint = std::max<std::size_t>(o.max_idle_per_endpoint, cfg.concurrency);
-  o.max_idle_total = std::max<std::size_t>(o.max_idle_total, cfg.concurrency);
   set_skip_signing(o, cfg.no_crypto);
   return o;
 }
 
-ping_run drive_any(const ping_config& cfg, dendrite& d, const axon_info& target, const drive_options& opt) {
+ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target, const drive_options& opt) {
   if (cfg.payload > 0) {
     payload_synapse p;
     p.data.assign(cfg.payload, 'x');
-    return drive(d, target, p, opt);
+    return drive(callers, target, p, opt);
   }
-  return drive(d, target, synapse{}, opt);
+  return drive(callers, target, synapse{}, opt);
 }
 
 baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, const axon_info& target) {
@@ -207,19 +204,19 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, co
   return b;
 }
 
-int run_cpu_mode(const ping_config& cfg, dendrite& d, const axon_info& target, const keypair& key,
+int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target, const keypair& key,
                  pid_t axon_pid, drive_options opt) {
   // Open the connections and warm both ends before the window.
   drive_options warm = opt;
   warm.duration = std::chrono::duration<double>(0.5);
   warm.verbose = nullptr;
   warm.progress = false;
-  drive_any(cfg, d, target, warm);
+  drive_any(cfg, callers, target, warm);
 
   opt.duration = std::chrono::duration<double>(cfg.axon_cpu_seconds);
   opt.progress = false;
   const auto cpu0 = process_cpu_seconds(axon_pid);
-  const ping_run run = drive_any(cfg, d, target, opt);
+  const ping_run run = drive_any(cfg, callers, target, opt);
   const auto cpu1 = process_cpu_seconds(axon_pid);
   if (!cpu0 || !cpu1) throw std::runtime_error("could not read the axon's CPU time from /proc");
 
@@ -258,7 +255,7 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
   const keypair key = dendrite_key(cfg);
   {
     // A few pings so that everything lazily built (descriptors, pools, tables) exists.
-    dendrite warm(key, dendrite_options_for(cfg));
+    caller_set warm(key, 1, 1, dendrite_options_for(cfg));
     drive_any(cfg, warm, target, {.count = 200, .timeout = cfg.timeout});
   }
   std::this_thread::sleep_for(300ms);
@@ -271,24 +268,23 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
     std::cerr << "bt-ping: warning: the file-descriptor limit is " << limit << ", fewer than "
               << cfg.connections << " connections will open\n";
 
-  // One call per connection, all in flight at once, so the dendrite opens `connections`
-  // connections and keeps every one idle in its pool afterwards.
-  dendrite_options o = dendrite_options_for(cfg);
-  o.max_concurrency = cfg.connections;
-  o.max_idle_per_endpoint = cfg.connections;
-  o.max_idle_total = cfg.connections;
-  o.idle_timeout = std::chrono::milliseconds(120'000);
-  dendrite many(key, o);
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<synapse> answers =
-      many.forward(std::vector<axon_info>(cfg.connections, target), synapse{}, std::max(cfg.timeout, 60.0));
-  const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::map<std::int64_t, std::size_t> statuses;
-  for (const auto& a : answers) statuses[a.dendrite.status_code.value_or(0)]++;
+  // One caller (a dendrite with its own uuid, as many validators) per connection, all calling at
+  // once; each keeps its connection idle in its pool afterwards.
+  caller_set many(key, cfg.connections, 1, dendrite_options_for(cfg));
+  const ping_run opened = drive(many, target, synapse{},
+                                {.count = cfg.connections,
+                                 .concurrency = cfg.connections,
+                                 .timeout = std::max(cfg.timeout, 60.0)});
+  std::map<std::int64_t, std::size_t> statuses = opened.failures;
+  statuses[200] = opened.latency_us.size();
+  for (const auto& [status, n] : opened.failures) statuses[200] -= n;
+  if (statuses[200] == 0) statuses.erase(200);
   std::this_thread::sleep_for(500ms);
   const auto rss_conn = process_rss_bytes(axon_pid).value_or(0);
   const std::size_t fds_conn = count_fds(axon_pid);
-  const std::size_t pooled = many.stats().idle_connections;
+  std::size_t pooled = 0;
+  for (std::size_t i = 0; i < many.size(); ++i) pooled += many.at(i).stats().idle_connections;
+  const double open_s = opened.wall_seconds;
 
   std::cout << "Axon RSS at start: " << f("%.1f", mib(rss_start)) << " MiB\n";
   std::cout << "Axon RSS idle (after 200 pings): " << f("%.1f", mib(rss_idle)) << " MiB (" << fds_idle

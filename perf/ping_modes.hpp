@@ -60,13 +60,13 @@ void warn_no_crypto(const axon_info& target);
 dendrite_options dendrite_options_for(const ping_config& cfg);
 
 /// drive() with the base Synapse, or with a Payload of cfg.payload bytes.
-ping_run drive_any(const ping_config& cfg, dendrite& d, const axon_info& target, const drive_options& opt);
+ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target, const drive_options& opt);
 
 /// The floor of one ping of this configuration, measured now in this process.
 baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, const axon_info& target);
 
 /// --axon-cpu: drives the spawned axon `axon_pid` and prints its CPU time per request.
-int run_cpu_mode(const ping_config& cfg, dendrite& d, const axon_info& target, const keypair& key,
+int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target, const keypair& key,
                  pid_t axon_pid, drive_options opt);
 /// --memory: RSS of the spawned axon idle, then with cfg.connections idle keep-alive connections.
 int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_pid);
