@@ -73,10 +73,10 @@ int ip_type_of(const std::string& ip) {
   return !ec && a.is_v6() ? 6 : 4;
 }
 
-void run_io_thread(axon::impl& s) {
+void run_io_thread(axon::impl& s, net::io_context& ioc) {
   for (;;) {
     try {
-      s.ioc.run();
+      ioc.run();
       break;
     } catch (const std::exception& e) {  // handlers catch their own; this is a bug, keep serving
       s.log->warn("axon: I/O thread caught: {}", e.what());
@@ -92,7 +92,8 @@ void run_io_thread(axon::impl& s) {
 detail::task<void> accept_loop(axon::impl& s) {
   auto& acceptor = *s.acceptor;
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(net::make_strand(s.ioc), detail::use_task);
+    net::io_context& home = *s.iocs[s.next_ioc++ % s.iocs.size()];
+    auto [ec, socket] = co_await acceptor.async_accept(net::make_strand(home), detail::use_task);
     if (ec) {
       if (s.stopping.load() || ec == net::error::operation_aborted || !acceptor.is_open())
         co_return;
@@ -137,8 +138,10 @@ axon::impl::impl(keypair key, axon_options o)
       nonces(opts.nonces ? opts.nonces : std::make_shared<memory_nonce_store>()),
       verifier(hotkey.ss58_address(), std::chrono::nanoseconds(opts.nonce_future_skew).count(),
                std::chrono::nanoseconds(opts.nonce_max_timeout).count()),
-      uuid(make_uuid1()),
-      ioc(static_cast<int>(resolve_io_threads(opts.io_threads))) {}
+      uuid(make_uuid1()) {
+  const std::size_t n = resolve_io_threads(opts.io_threads);
+  for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
+}
 
 std::list<std::weak_ptr<detail::connection>>::iterator axon::impl::register_connection(
     const std::shared_ptr<detail::connection>& c) {
@@ -263,7 +266,7 @@ void axon::start(std::error_code& ec) {
   if (s.opts.sign_error_responses && !s.hotkey.has_secret())
     s.log->warn("axon: the hotkey has no secret; error responses will not be signed");
 
-  s.acceptor.emplace(net::make_strand(s.ioc));
+  s.acceptor.emplace(net::make_strand(*s.iocs.front()));
   tcp::endpoint endpoint(address, s.opts.port);
   s.acceptor->open(endpoint.protocol(), bec);
   if (bec && address.is_v6() && address.is_unspecified()) {
@@ -304,10 +307,12 @@ void axon::start(std::error_code& ec) {
     }
   });
 
-  const std::size_t n = resolve_io_threads(s.opts.io_threads);
+  const std::size_t n = s.iocs.size();
+  for (auto& ioc : s.iocs) s.work.push_back(net::make_work_guard(*ioc));
   s.threads_running = n;
   s.threads.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&s] { run_io_thread(s); });
+  for (std::size_t i = 0; i < n; ++i)
+    s.threads.emplace_back([&s, &ioc = *s.iocs[i]] { run_io_thread(s, ioc); });
   for (auto& t : s.threads) s.thread_ids.push_back(t.get_id());
   s.running = true;
   s.log->info("axon: listening on {}:{} as {} ({} I/O threads, {} workers)", s.bound_ip,
@@ -349,12 +354,13 @@ void axon::stop() {
   if (s.pool) s.pool->stop(drained ? std::chrono::seconds(5) : std::chrono::seconds(1));
   // 5. With no connection and no acceptor left the I/O threads run out of work and return. A
   //    coroutine handler ignoring cancellation would keep them busy: escalate after a grace period.
+  for (auto& w : s.work) w.reset();
   {
     std::unique_lock lk(s.threads_m);
     if (!s.threads_cv.wait_for(lk, std::chrono::seconds(2),
                                [&] { return s.threads_running == 0; })) {
       s.log->warn("axon: I/O still busy after the drain; stopping the event loop");
-      s.ioc.stop();
+      for (auto& ioc : s.iocs) ioc->stop();
     }
   }
   for (auto& t : s.threads) t.join();
