@@ -2,6 +2,7 @@
 // <name>_command.{hpp,cpp} exposing add_<name>_command(app, cfg) and run_<name>(cfg, ...);
 // adding one is a registration line and a dispatch line below.
 #include "encode_command.hpp"
+#include "query_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -13,9 +14,16 @@ int main(int argc, char** argv) {
 
   bt::cli::encode_config encode_cfg;
   auto* encode = bt::cli::add_encode_command(app, encode_cfg);
+  bt::cli::query_config query_cfg;
+  auto* query = bt::cli::add_query_command(app, query_cfg);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; any usage error is 2
+  }
 
   if (encode->parsed()) return bt::cli::run_encode(encode_cfg, std::cin, std::cout);
+  if (query->parsed()) return bt::cli::run_query(query_cfg);
   return 2;
 }

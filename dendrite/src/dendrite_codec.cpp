@@ -154,11 +154,13 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
   scratch.push_back('.');
   scratch.append(id.uuid);
   scratch.push_back('.');
+  const std::size_t hash_at = scratch.size();
   if (d.hash_fields().empty())
     scratch.append(d.constant_body_hash());
   else
     scratch.append(body_hash(d, s));
   const signature_bytes sig = id.key->sign(std::string_view(scratch));
+  const std::string_view hash = std::string_view(scratch).substr(hash_at);  // reused in headers
   std::string signature;
   signature.reserve(2 + 2 * sig.size());
   signature.append("0x");
@@ -174,7 +176,7 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
   append_int(head, static_cast<std::int64_t>(body.size()));
   head.append("\r\n");
   head_sink sink(head);
-  to_headers(d, s, sink, to_headers_options{.body_bytes = body.size()});
+  to_headers(d, s, sink, to_headers_options{.body_bytes = body.size(), .computed_body_hash = hash});
   head.append("\r\n");
 }
 
