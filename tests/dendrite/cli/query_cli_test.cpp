@@ -1,0 +1,138 @@
+// `bt-dendrite query` end to end (issue 5 item 7): against an in-process axon, with targets from
+// flags and from a file, typed and dynamic synapses, --uri and wallet signers, and its exit
+// statuses. Registered by tests/dendrite_query.cmake.
+#include <bt/axon.hpp>
+#include <bt/dendrite.hpp>
+#include <bt/examples/dummy.hpp>
+#include <bt/wallet.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct run_result {
+  int status = -1;
+  std::string out;
+};
+
+/// Runs bt-dendrite with `args` (a shell-quoted string); stderr goes to the test log.
+run_result run(const std::string& args) {
+  const std::string cmd = std::string(BT_DENDRITE_EXE) + " " + args;
+  run_result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::vector<bt::json> lines(const std::string& out) {
+  std::vector<bt::json> v;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = bt::json::parse(line, nullptr, false);
+    REQUIRE_FALSE(j.is_discarded());
+    v.push_back(std::move(j));
+  }
+  return v;
+}
+
+struct miner {
+  bt::keypair key = bt::keypair::from_uri("//Bob");
+  bt::axon ax{key, bt::axon_options::loopback()};
+  miner() {
+    ax.attach<bt::examples::dummy>([](bt::examples::dummy& d) { d.dummy_output = d.dummy_input * 2; });
+    ax.start();
+  }
+  ~miner() { ax.stop(); }
+  std::string target() const {
+    return "127.0.0.1:" + std::to_string(ax.port()) + ":" + key.ss58_address();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("bt-dendrite query: Dummy against our axon", "[dendrite][cli]") {
+  miner m;
+  auto r = run("query --axon " + m.target() + " --synapse Dummy --fields '{\"dummy_input\": 4}' --uri //Alice --timeout 5");
+  CHECK(r.status == 0);
+  auto v = lines(r.out);
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at("name") == "Dummy");
+  CHECK(v[0].at("dummy_input") == 4);
+  CHECK(v[0].at("dummy_output") == 8);
+  CHECK(v[0].at("dendrite").at("status_code") == 200);
+  CHECK(v[0].at("dendrite").at("process_time").is_number_float());
+  CHECK(v[0].at("dendrite").at("hotkey") == bt::keypair::from_uri("//Alice").ss58_address());
+}
+
+TEST_CASE("bt-dendrite query: several targets in order, file and flags, exit 1 on a failure",
+          "[dendrite][cli]") {
+  miner m;
+  const auto dir = std::filesystem::temp_directory_path() / ("bt-query-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  bt::axon_info good = m.ax.info();
+  good.ip = "127.0.0.1";
+  bt::axon_info dead = good;
+  dead.port = 1;
+  {
+    std::ofstream f(dir / "axons.json");
+    f << bt::json::array({bt::to_json_value(dead), bt::to_json_value(good)}).dump();
+  }
+  auto r = run("query --axon " + m.target() + " --axons " + (dir / "axons.json").string() +
+               " --uri //Alice --timeout 5 --external-ip 10.1.2.3");
+  CHECK(r.status == 1);
+  auto v = lines(r.out);
+  REQUIRE(v.size() == 3);
+  CHECK(v[0].at("dendrite").at("status_code") == 200);
+  CHECK(v[0].at("name") == "Synapse");
+  CHECK(v[0].at("dendrite").at("ip") == "10.1.2.3");
+  CHECK(v[1].at("dendrite").at("status_code") == 503);
+  CHECK(v[1].at("axon").at("port") == 1);
+  CHECK(v[2].at("dendrite").at("status_code") == 200);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("bt-dendrite query: a dynamic synapse and a wallet signer", "[dendrite][cli]") {
+  miner m;
+  const auto dir = std::filesystem::temp_directory_path() / ("bt-query-wallet-" + std::to_string(getpid()));
+  bt::wallet w({.path = dir.string(), .name = "val", .hotkey = "hk"});
+  bt::error err;
+  REQUIRE(w.write_hotkey(bt::keypair::from_uri("//Alice"), true, err));
+  auto r = run("query --axon " + m.target() + " --synapse Other --fields '{\"text\": \"hi\"}'" +
+               " --required text --hash-fields text --wallet.path " + dir.string() +
+               " --wallet.name val --wallet.hotkey hk --timeout 5");
+  CHECK(r.status == 1);
+  auto v = lines(r.out);
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at("name") == "Other");
+  CHECK(v[0].at("text") == "hi");
+  CHECK(v[0].at("dendrite").at("status_code") == 404);  // the axon serves no "Other"
+  CHECK(v[0].at("dendrite").at("hotkey") == bt::keypair::from_uri("//Alice").ss58_address());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("bt-dendrite query: bad usage exits 2", "[dendrite][cli]") {
+  CHECK(run("query --uri //Alice").status == 2);                                   // no target
+  CHECK(run("query --axon nonsense --uri //Alice").status == 2);                  // bad target
+  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --fields '[1]'").status == 2);
+  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --synapse Dummy --fields '{\"nope\": 1}'").status == 2);
+  CHECK(run("query --axon 127.0.0.1:1:5F --uri not-a-uri-//").status == 2);
+  CHECK(run("query --axons /nonexistent/axons.json --uri //Alice").status == 2);
+  CHECK(run("query --no-such-flag").status == 2);
+  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --timeout -1").status == 2);
+}
