@@ -34,8 +34,10 @@ asio::awaitable<void> serve_one(tcp::socket socket, const http::response<http::s
   socket.set_option(tcp::no_delay(true));
   beast::flat_buffer buffer;
   for (;;) {
-    http::request<http::string_body> req;
-    auto [ec, n] = co_await http::async_read(socket, buffer, req, asio::as_tuple(asio::use_awaitable));
+    // A fresh parser per request, without Beast's default 1 MiB body limit (payload runs).
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(boost::none);
+    auto [ec, n] = co_await http::async_read(socket, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;  // client closed: the run is over
     auto [wec, wn] = co_await http::async_write(socket, response,
                                                 asio::as_tuple(asio::use_awaitable));
@@ -85,7 +87,8 @@ bare_echo_result run_bare_echo(const http_exchange& ex, std::size_t count, std::
     for (std::size_t i = 0; i < warmup + count; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       http::write(socket, req);
-      http::response<http::string_body> res;
+      http::response_parser<http::string_body> res;
+      res.body_limit(boost::none);
       http::read(socket, buffer, res);
       const auto t1 = std::chrono::steady_clock::now();
       if (i >= warmup) result.rtt_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());

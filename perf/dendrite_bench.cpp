@@ -12,6 +12,12 @@
 //                                    warm keep-alive connections; per_axon_us = time / N.
 //
 //   build-*/perf/bt-bench --benchmark_filter=dendrite
+//
+// Instruction counts (stable on a loaded machine; docs/performance.md): each of the four
+// per-call benchmarks also runs with a fixed 200 iterations, e.g.
+//   valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_overhead*' \
+//     build-*/perf/bt-bench --benchmark_filter='BM_dendrite_client_overhead/iterations:200'
+// and the collected total / 200 is the count per call.
 #include <bt/dendrite.hpp>
 
 #include <bt/examples/dummy.hpp>
@@ -65,6 +71,16 @@ bt::axon_info bench_target(std::uint16_t port = 8091) {
   return a;
 }
 
+/// Keys, descriptors and libsodium are set up before any benchmark runs, so that fixed-count runs
+/// measured with callgrind do not include one-time initialisation.
+[[maybe_unused]] const bool warmed_up = [] {
+  bench_alice();
+  bench_bob();
+  bt::descriptor_of<dummy>();
+  bt::detail::make_uuid1();
+  return true;
+}();
+
 /// A response as our axon (and a Python axon, 5.11) sends it for a Dummy request.
 std::string canned_response(const dummy& request) {
   dummy d = request;
@@ -99,6 +115,8 @@ void BM_dendrite_sign_reference(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bench_alice().sign(msg));
 }
 BENCHMARK(BM_dendrite_sign_reference);
+// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_sign_reference*'
+BENCHMARK(BM_dendrite_sign_reference)->Iterations(200);
 
 /// One call's client work; `sign` false replaces the key with a stub that is not called.
 void client_call(benchmark::State& state, bool sign) {
@@ -160,9 +178,13 @@ void client_call(benchmark::State& state, bool sign) {
 
 void BM_dendrite_client_overhead(benchmark::State& state) { client_call(state, true); }
 BENCHMARK(BM_dendrite_client_overhead);
+// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_overhead*'
+BENCHMARK(BM_dendrite_client_overhead)->Iterations(200);
 
 void BM_dendrite_client_no_sign(benchmark::State& state) { client_call(state, false); }
 BENCHMARK(BM_dendrite_client_no_sign);
+// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_no_sign*'
+BENCHMARK(BM_dendrite_client_no_sign)->Iterations(200);
 
 /// The parts of the per-call work, to see where the non-signature time goes.
 struct client_fixture {
@@ -232,6 +254,8 @@ void BM_dendrite_part_body_read(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_dendrite_part_body_read);
+// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_part_body_read*'
+BENCHMARK(BM_dendrite_part_body_read)->Iterations(200);
 
 /// N listeners on one thread answering every Dummy request at once with the canned response.
 class instant_axons {

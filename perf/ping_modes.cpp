@@ -195,7 +195,7 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, co
     ex = make_signed_exchange(descriptor_of<synapse>(), s, key, target.hotkey, target.port, !cfg.no_crypto);
   }
   baseline_figures b;
-  const auto bare = run_bare_echo(ex, std::clamp<std::size_t>(cfg.count, 1000, 20'000));
+  const auto bare = run_bare_echo(ex, std::clamp<std::size_t>(cfg.count, 200, 20'000));
   b.bare = summarize(bare.rtt_us);
   b.request_bytes = bare.request_bytes;
   b.response_bytes = bare.response_bytes;
