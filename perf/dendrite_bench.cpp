@@ -15,8 +15,8 @@
 //
 // Instruction counts (stable on a loaded machine; docs/performance.md): each of the four
 // per-call benchmarks also runs with a fixed 200 iterations, e.g.
-//   valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_overhead*' \
-//     build-*/perf/bt-bench --benchmark_filter='BM_dendrite_client_overhead/iterations:200'
+//   valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_overhead*'
+//            build-*/perf/bt-bench --benchmark_filter='BM_dendrite_client_overhead/iterations:200'
 // and the collected total / 200 is the count per call.
 #include <bt/dendrite.hpp>
 
