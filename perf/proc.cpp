@@ -116,13 +116,13 @@ int child_process::stop(std::chrono::milliseconds grace) {
   return -1;
 }
 
-std::optional<double> process_cpu_seconds(pid_t pid) {
+std::optional<cpu_times> process_cpu_times(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text;
   if (!in || !std::getline(in, text)) return std::nullopt;
   // The command name (field 2) is in parentheses and may contain spaces: skip past the last ')'.
   const auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
+  if (close == std::string::npos || close + 2 > text.size()) return std::nullopt;
   std::istringstream rest(text.substr(close + 2));
   std::string field;
   unsigned long long utime = 0, stime = 0;
@@ -132,7 +132,14 @@ std::optional<double> process_cpu_seconds(pid_t pid) {
     if (i == 14) utime = std::stoull(field);
     if (i == 15) stime = std::stoull(field);
   }
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return cpu_times{static_cast<double>(utime) / ticks, static_cast<double>(stime) / ticks};
+}
+
+std::optional<double> process_cpu_seconds(pid_t pid) {
+  const auto t = process_cpu_times(pid);
+  if (!t) return std::nullopt;
+  return t->user + t->sys;
 }
 
 std::optional<std::uint64_t> process_rss_bytes(pid_t pid) {

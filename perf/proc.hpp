@@ -44,6 +44,13 @@ class child_process {
 /// nullopt if the process is gone.
 std::optional<double> process_cpu_seconds(pid_t pid);
 
+struct cpu_times {
+  double user = 0;  ///< seconds
+  double sys = 0;   ///< seconds
+};
+/// The same, split into user and system time.
+std::optional<cpu_times> process_cpu_times(pid_t pid);
+
 /// Resident set size in bytes (VmRSS of /proc/<pid>/status); nullopt if unreadable.
 std::optional<std::uint64_t> process_rss_bytes(pid_t pid);
 
