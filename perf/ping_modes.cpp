@@ -71,13 +71,22 @@ std::size_t count_fds(pid_t pid) {
 /// Turns request signing off when this dendrite has such an option (a template, so that the
 /// member is only looked up where it exists).
 template <class Options>
-void set_skip_signing(Options& o, bool skip) {
+bool set_skip_signing(Options& o, bool skip) {
   if constexpr (requires { o.insecure_skip_signing = skip; }) {
     o.insecure_skip_signing = skip;
-  } else if (skip) {
-    std::cerr << "bt-ping: this dendrite cannot skip signing; --no-crypto turns off only the axon's "
-                 "verification\n";
+    return true;
+  } else {
+    if (skip)
+      std::cerr << "bt-ping: this dendrite cannot skip signing; --no-crypto turns off only the axon's "
+                   "verification\n";
+    return false;
   }
+}
+
+/// Whether --no-crypto can turn the dendrite's signing off (see set_skip_signing).
+template <class Options = dendrite_options>
+bool dendrite_can_skip_signing() {
+  return requires(Options o) { o.insecure_skip_signing = true; };
 }
 
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
@@ -201,6 +210,7 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, co
   b.response_bytes = bare.response_bytes;
   b.crypto = measure_crypto(key, 2000);
   b.signed_ping = !cfg.no_crypto;
+  b.client_still_signs = cfg.no_crypto && !dendrite_can_skip_signing();
   return b;
 }
 
