@@ -118,14 +118,19 @@ std::string histogram_svg(const std::vector<double>& samples_in, const std::stri
   svg += fmt("<text x=\"%.1f\" ", left + bins * bar_w + bar_w / 2) +
          fmt("y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">&gt;p99.9</text>\n", top + plot_h + 14);
 
-  // X ticks at 1-2-5 steps inside [lo, hi].
+  // X ticks at 1-2-5 steps inside [lo, hi], denser when the range is under two decades.
+  const std::vector<double> steps = (lhi - llo) < 2.0 ? std::vector<double>{1, 1.5, 2, 3, 4, 5, 6, 7, 8}
+                                                      : std::vector<double>{1, 2, 5};
+  double last_label_x = -1e9;  // labels closer than this many pixels would overlap: tick only
   for (double decade = std::pow(10, std::floor(llo)); decade <= hi; decade *= 10) {
-    for (double m : {1.0, 2.0, 5.0}) {
+    for (double m : steps) {
       const double t = decade * m;
       if (t < lo || t > hi) continue;
       const double x = x_of(t);
       svg += fmt("<line x1=\"%.1f\" ", x) + fmt("y1=\"%.1f\" ", top + plot_h) + fmt("x2=\"%.1f\" ", x) +
              fmt("y2=\"%.1f\" stroke=\"black\"/>\n", top + plot_h + 5);
+      if (x - last_label_x < 55) continue;
+      last_label_x = x;
       svg += fmt("<text x=\"%.1f\" ", x) + fmt("y=\"%.1f\" text-anchor=\"middle\">", top + plot_h + 18) +
              label_us(t) + "</text>\n";
     }
@@ -146,15 +151,25 @@ std::string histogram_svg(const std::vector<double>& samples_in, const std::stri
     double v;
     const char* color;
   } marks[] = {{"p50", s.p50, "#2e7d32"}, {"p90", s.p90, "#ef6c00"}, {"p99", s.p99, "#c62828"}};
+  // Dashed lines at the percentiles, named in a legend at the top right (clear of the bars).
+  std::string legend;
+  legend += fmt("<rect x=\"%.1f\" ", left + plot_w - 156) + fmt("y=\"%.1f\" width=\"150\" height=\"52\" ", top - 4) +
+         "fill=\"white\" fill-opacity=\"0.9\" stroke=\"#999\"/>\n";
   int row = 0;
   for (const auto& m : marks) {
-    if (m.v < lo || m.v > hi) continue;
-    const double x = x_of(m.v);
-    svg += fmt("<line x1=\"%.1f\" ", x) + fmt("y1=\"%.1f\" ", top) + fmt("x2=\"%.1f\" ", x) +
-           fmt("y2=\"%.1f\" stroke=\"", top + plot_h) + m.color + "\" stroke-dasharray=\"4 3\"/>\n";
-    svg += fmt("<text x=\"%.1f\" ", x + 4) + fmt("y=\"%.1f\" fill=\"", top + 12 + 14 * row++) + m.color +
-           "\">" + m.name + " " + fmt("%.0f µs", m.v) + "</text>\n";
+    if (m.v >= lo && m.v <= hi) {
+      const double x = x_of(m.v);
+      svg += fmt("<line x1=\"%.1f\" ", x) + fmt("y1=\"%.1f\" ", top) + fmt("x2=\"%.1f\" ", x) +
+             fmt("y2=\"%.1f\" stroke=\"", top + plot_h) + m.color + "\" stroke-dasharray=\"4 3\"/>\n";
+    }
+    const double ly = top + 10 + 16 * row++;
+    legend += fmt("<line x1=\"%.1f\" ", left + plot_w - 150) + fmt("y1=\"%.1f\" ", ly - 4) +
+           fmt("x2=\"%.1f\" ", left + plot_w - 126) + fmt("y2=\"%.1f\" stroke=\"", ly - 4) + m.color +
+           "\" stroke-dasharray=\"4 3\"/>\n";
+    legend += fmt("<text x=\"%.1f\" ", left + plot_w - 120) + fmt("y=\"%.1f\" fill=\"", ly) + m.color + "\">" +
+           m.name + " " + fmt("%.0f µs", m.v) + "</text>\n";
   }
+  svg += legend;
   svg += fmt("<text x=\"%.1f\" ", left) + fmt("y=\"%.1f\" font-size=\"11\">", height - 8) +
          fmt("n = %.0f", static_cast<double>(s.count)) + fmt(", mean %.1f µs", s.mean) +
          fmt(", stddev %.1f µs", s.stddev) + fmt(", max %.0f µs", s.max) + "</text>\n";
