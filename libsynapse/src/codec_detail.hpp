@@ -186,6 +186,11 @@ bool base64_decode(std::string_view text, std::string& out);
 error parse_json_text(std::string_view text, json& out, std::size_t max_depth,
                       std::string_view what);
 
+/// Converts a decimal literal ([-]digits[.digits][(e|E)[+-]digits], already validated, no '_')
+/// with correct rounding; overflow gives +-inf and underflow +-0.0, as CPython's float() does.
+/// False only if `text` is not such a literal.
+bool decimal_to_double(std::string_view text, double& out) noexcept;
+
 /// Python int() of text with the failure reason (syntax vs. out of int64 range).
 enum class int_parse { ok, syntax, range };
 int_parse python_int(std::string_view text, std::int64_t& out) noexcept;

@@ -158,6 +158,49 @@ int_parse python_int(std::string_view text, std::int64_t& out) noexcept {
   return int_parse::ok;
 }
 
+bool decimal_to_double(std::string_view text, double& out) noexcept {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  double v = 0;
+  const auto r = std::from_chars(first, last, v);
+  if (r.ptr != last) return false;
+  if (r.ec == std::errc()) {
+    out = v;
+    return true;
+  }
+  if (r.ec != std::errc::result_out_of_range) return false;
+  // from_chars leaves v unset on overflow and underflow. With D the digits (point removed),
+  // int_digits of them before the point and k the index of the first non-zero one, the value
+  // is about 0.D[k..] * 10^(int_digits - k + exp10); out-of-range means |exponent| > 300.
+  const bool neg = *first == '-';
+  const char* p = neg ? first + 1 : first;
+  long long int_digits = 0, index = 0, k = -1;
+  bool seen_point = false;
+  for (; p < last && *p != 'e' && *p != 'E'; ++p) {
+    if (*p == '.') {
+      seen_point = true;
+      continue;
+    }
+    if (k < 0 && *p != '0') k = index;
+    ++index;
+    if (!seen_point) ++int_digits;
+  }
+  const bool found = k >= 0;
+  const long long lead = int_digits - k;
+  long long exp10 = 0;
+  if (p < last) {
+    ++p;
+    bool eneg = false;
+    if (p < last && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+    for (; p < last && exp10 < 100000; ++p) exp10 = exp10 * 10 + (*p - '0');
+    if (eneg) exp10 = -exp10;
+  }
+  const bool overflow = found && lead + exp10 > 0;
+  v = overflow ? std::numeric_limits<double>::infinity() : 0.0;
+  out = neg ? -v : v;
+  return true;
+}
+
 bool base64_decode(std::string_view text, std::string& out) {
   if (text.size() % 4 != 0) return false;
   auto val = [](char c) -> int {
@@ -216,12 +259,12 @@ bool parse_python_float(std::string_view text, double& out) noexcept {
   }
   try {
     // number := digitpart ['.' [digitpart]] | '.' digitpart, then [e [sign] digitpart];
-    // underscores only between digits. The clean copy (no '_', no sign) goes to from_chars.
+    // underscores only between digits. The clean copy (no '_') goes to decimal_to_double.
     std::string clean;
-    clean.reserve(s.size());
+    clean.reserve(s.size() + 1);
+    if (neg) clean += '-';
     std::size_t i = 0;
     const bool int_part = take_digits(s, i, clean);
-    const std::size_t int_digits = clean.size();
     bool frac_part = false;
     if (i < s.size() && s[i] == '.') {
       clean += '.';
@@ -229,37 +272,14 @@ bool parse_python_float(std::string_view text, double& out) noexcept {
       frac_part = take_digits(s, i, clean);
     }
     if (!int_part && !frac_part) return false;
-    long long exp10 = 0;
     if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
       clean += 'e';
       ++i;
       if (i < s.size() && (s[i] == '+' || s[i] == '-')) clean += s[i++];
-      const std::size_t exp_start = clean.size();
       if (!take_digits(s, i, clean)) return false;
-      // Saturated exponent, only used to tell overflow from underflow below.
-      for (std::size_t k = exp_start; k < clean.size() && exp10 < 100000; ++k)
-        exp10 = exp10 * 10 + (clean[k] - '0');
-      if (clean[exp_start - 1] == '-') exp10 = -exp10;
     }
     if (i != s.size()) return false;
-
-    double v = 0;
-    const auto r = std::from_chars(clean.data(), clean.data() + clean.size(), v);
-    if (r.ptr != clean.data() + clean.size()) return false;
-    if (r.ec == std::errc::result_out_of_range) {
-      // Python gives inf on overflow and 0.0 on underflow. Magnitude ~ 10^(lead + exp10),
-      // lead = position of the first non-zero digit relative to the decimal point.
-      long long lead = 0;
-      std::size_t k = 0;
-      while (k < clean.size() && (clean[k] == '0' || clean[k] == '.')) ++k;
-      lead = k < int_digits ? static_cast<long long>(int_digits - k)
-                            : -static_cast<long long>(k - int_digits - 1);
-      v = (lead + exp10 > 0) ? std::numeric_limits<double>::infinity() : 0.0;
-    } else if (r.ec != std::errc()) {
-      return false;
-    }
-    out = neg ? -v : v;
-    return true;
+    return detail::decimal_to_double(clean, out);
   } catch (...) {  // bad_alloc for an absurd value: not a number we can take
     return false;
   }

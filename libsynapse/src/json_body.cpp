@@ -1,17 +1,15 @@
 // JSON bodies (PROTOCOL 1.4): the model_dump() form of a synapse, written byte-for-byte as
 // Python's json.dumps defaults (requests) or Starlette's compact UTF-8 (responses), and a
-// bounded, exception-free reader for untrusted bodies.
+// bounded, exception-free, one-pass reader for untrusted bodies (json_scanner.hpp).
 #include <bt/json_body.hpp>
 
 #include <bt/header_codec.hpp>
 
 #include "codec_detail.hpp"
+#include "json_scanner.hpp"
 
 #include <cmath>
 #include <limits>
-#include <memory>
-#include <new>
-#include <set>
 #include <vector>
 
 namespace bt {
@@ -238,121 +236,22 @@ void write_base(writer& w, const synapse_descriptor& d, const synapse& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reader: a SAX handler building bt::json with the bounds of json_read_options.
+// Reader
 
-class dom_builder {
- public:
-  dom_builder(json& root, std::size_t max_depth, std::string_view what)
-      : root_(root), max_depth_(max_depth), what_(what) {}
-
-  bool null() { return put(nullptr); }
-  bool boolean(bool v) { return put(v); }
-  bool number_integer(json::number_integer_t v) { return put(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return put(v); }
-  bool number_float(json::number_float_t v, const json::string_t& text) {
-    // nlohmann falls back to double for integers beyond 64 bits; a nonce or any Python int
-    // must never be rounded (PROTOCOL 1.4), so such literals are refused instead.
-    if (text.find_first_of(".eE") == std::string::npos)
-      return fail(errc::invalid_json, "integer literal beyond 64 bits: " + detail::preview(text));
-    return put(v);
-  }
-  bool string(json::string_t& v) { return put(std::move(v)); }
-  bool binary(json::binary_t&) { return fail(errc::invalid_json, "binary value"); }
-
-  bool start_object(std::size_t) { return open(json::value_t::object); }
-  bool start_array(std::size_t) { return open(json::value_t::array); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-
-  bool key(json::string_t& k) {
-    level& l = stack_.back();
-    auto& obj = l.value->get_ref<json::object_t&>();
-    // Duplicate keys are refused (PROTOCOL D22: parsers disagree on which one wins). Small
-    // objects are scanned; large ones keep a sorted key set so that parsing stays n log n.
-    bool dup = false;
-    if (l.keys) {
-      dup = !l.keys->insert(k).second;
-    } else {
-      for (const auto& kv : obj)
-        if (kv.first == k) {
-          dup = true;
-          break;
-        }
-      if (!dup && obj.size() >= 16) {
-        l.keys = std::make_unique<std::set<std::string, std::less<>>>();
-        for (const auto& kv : obj) l.keys->insert(kv.first);
-        l.keys->insert(k);
-      }
+/// Where a value sits, for error messages ("body.dendrite" + "nonce"), composed only when an
+/// error is reported: the happy path builds no strings.
+struct where_t {
+  std::string_view prefix;
+  std::string_view key = {};
+  std::string str() const {
+    std::string w(prefix);
+    if (!key.empty()) {
+      w += '.';
+      w += key;
     }
-    if (dup) return fail(errc::invalid_json, "duplicate key " + detail::preview(k));
-    obj.emplace_back(std::move(k), nullptr);
-    pending_ = &obj.back().second;
-    return true;
+    return w;
   }
-
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
-    if (!err_) err_ = detail::make_error(errc::invalid_json, std::string(what_), ex.what());
-    return false;
-  }
-
-  error take_error() { return std::move(err_); }
-
- private:
-  struct level {
-    json* value;
-    std::unique_ptr<std::set<std::string, std::less<>>> keys;
-  };
-
-  bool fail(errc code, std::string why) {
-    err_ = detail::make_error(code, std::string(what_), std::move(why));
-    return false;
-  }
-
-  json* slot() {
-    if (stack_.empty()) return &root_;
-    json* top = stack_.back().value;
-    if (top->is_array()) {
-      auto& arr = top->get_ref<json::array_t&>();
-      arr.emplace_back();
-      return &arr.back();
-    }
-    return pending_;
-  }
-
-  template <class V>
-  bool put(V&& v) {
-    *slot() = json(std::forward<V>(v));
-    return true;
-  }
-
-  bool open(json::value_t t) {
-    if (stack_.size() >= max_depth_)
-      return fail(errc::nesting_too_deep, "nesting deeper than " + std::to_string(max_depth_));
-    json* j = slot();
-    *j = json(t);
-    stack_.push_back(level{j, nullptr});
-    return true;
-  }
-
-  bool close() {
-    stack_.pop_back();
-    return true;
-  }
-
-  json& root_;
-  std::size_t max_depth_;
-  std::string_view what_;
-  std::vector<level> stack_;
-  json* pending_ = nullptr;
-  error err_;
 };
-
-std::string where_of(std::string_view prefix, std::string_view field) {
-  std::string w(prefix);
-  w += '.';
-  w += field;
-  return w;
-}
 
 error wrong_type(std::string where, std::string_view expected, const json& got) {
   return detail::make_error(errc::wrong_type, std::move(where),
@@ -360,37 +259,245 @@ error wrong_type(std::string where, std::string_view expected, const json& got) 
                                 std::string(detail::json_type_name(got)));
 }
 
-error read_opt_int(const json& v, std::optional<std::int64_t>& out, std::string_view where) {
+error read_opt_int(const json& v, std::optional<std::int64_t>& out, const where_t& where) {
   if (v.is_null()) {
     out.reset();
     return {};
   }
   std::int64_t x = 0;
-  if (auto err = detail::cast_int(v, x, where)) return err;
+  if (auto err = detail::cast_int(v, x, {})) {
+    err.what = where.str();
+    return err;
+  }
   out = x;
   return {};
 }
 
-error read_opt_float(const json& v, std::optional<double>& out, std::string_view where) {
+error read_opt_float(const json& v, std::optional<double>& out, const where_t& where) {
   if (v.is_null()) {
     out.reset();
     return {};
   }
   double x = 0;
-  if (auto err = detail::cast_float(v, x, where)) return err;
+  if (auto err = detail::cast_float(v, x, {})) {
+    err.what = where.str();
+    return err;
+  }
   out = x;
   return {};
 }
 
-error read_opt_string(const json& v, std::optional<std::string>& out, std::string_view where) {
+/// Moves the string out of `v` (the scanner's scratch value or a copy).
+error read_opt_string(json& v, std::optional<std::string>& out, const where_t& where) {
   if (v.is_null()) {
     out.reset();
     return {};
   }
-  if (!v.is_string()) return wrong_type(std::string(where), "a string", v);
-  out = v.get_ref<const std::string&>();
+  if (!v.is_string()) return wrong_type(where.str(), "a string", v);
+  out = std::move(v.get_ref<std::string&>());
   return {};
 }
+
+constexpr std::string_view terminal_keys[10] = {"status_code", "status_message", "process_time", "ip",
+                                                "port",        "version",        "nonce",        "uuid",
+                                                "hotkey",      "signature"};
+
+int terminal_key_index(std::string_view key) noexcept {
+  for (int i = 0; i < 10; ++i)
+    if (key == terminal_keys[i]) return i;
+  return -1;
+}
+
+/// Assigns TerminalInfo field `index` from `v` with the casts of PROTOCOL 1.1.
+error read_terminal_field(int index, json& v, terminal_info& t, std::string_view where) {
+  const where_t w{where, terminal_keys[index]};
+  switch (index) {
+    case 0: return read_opt_int(v, t.status_code, w);
+    case 1: return read_opt_string(v, t.status_message, w);
+    case 2: return read_opt_float(v, t.process_time, w);
+    case 3: return read_opt_string(v, t.ip, w);
+    case 4: return read_opt_int(v, t.port, w);
+    case 5: return read_opt_int(v, t.version, w);
+    case 6: return read_opt_int(v, t.nonce, w);
+    case 7: return read_opt_string(v, t.uuid, w);
+    case 8: return read_opt_string(v, t.hotkey, w);
+    default: return read_opt_string(v, t.signature, w);
+  }
+}
+
+/// Reads a body in one pass (no DOM of the whole document): base fields and TerminalInfo
+/// blocks are converted as they are scanned, each declared field's value is built as bt::json
+/// and handed to its field_ops, other keys are only validated. The first type error is kept
+/// while scanning continues, so that a body that is not JSON at all reports that instead.
+class body_reader {
+ public:
+  body_reader(const synapse_descriptor& d, synapse& target, detail::json_scanner& sc)
+      : d_(d), target_(target), sc_(sc), seen_(d.fields().size(), false) {}
+
+  error run() {
+    sc_.skip_ws();
+    if (sc_.peek() != '{') {
+      json v;
+      if (!sc_.parse_document(v)) return sc_.take_error();
+      return detail::make_error(errc::invalid_body, "body",
+                                std::string("expected a JSON object, got ") + std::string(detail::json_type_name(v)));
+    }
+    if (!sc_.enter(0)) return sc_.take_error();
+    sc_.consume('{');
+    detail::json_key_set other_keys;
+    unsigned base_seen = 0;  // bit i: base_keys[i]
+    sc_.skip_ws();
+    if (!sc_.consume('}')) {
+      while (true) {
+        sc_.skip_ws();
+        if (sc_.peek() != '"') return syntax("expected a string key");
+        std::string_view key;
+        if (!sc_.parse_key(key)) return sc_.take_error();
+        // Duplicates are refused: base keys by bit, fields by index, others by a key set.
+        const int base = base_key_index(key);
+        const field_descriptor* f = base < 0 ? d_.find(key) : nullptr;
+        bool dup;
+        if (base >= 0) {
+          dup = (base_seen & (1u << base)) != 0;
+          base_seen |= 1u << base;
+        } else if (f != nullptr) {
+          dup = seen_[f->index];
+          seen_[f->index] = true;
+        } else {
+          dup = !other_keys.insert(key);
+        }
+        if (dup) {
+          sc_.fail(errc::invalid_json, "duplicate key " + detail::preview(key));
+          return sc_.take_error();
+        }
+        if (!sc_.expect(':')) return sc_.take_error();
+        if (!(semantic_ ? sc_.skip_value(1) : member(base, f))) return sc_.take_error();
+        sc_.skip_ws();
+        if (sc_.consume(',')) continue;
+        if (sc_.consume('}')) break;
+        return syntax("expected ',' or '}'");
+      }
+    }
+    sc_.skip_ws();
+    if (!sc_.at_end()) return syntax("trailing characters after the JSON value");
+    if (semantic_) return std::move(semantic_);
+    for (const auto& f : d_.fields())
+      if (f.required() && !seen_[f.index])
+        return detail::make_error(errc::missing_field, "body." + f.name, "required field absent");
+    return {};
+  }
+
+ private:
+  error syntax(std::string why) {
+    sc_.syntax_error(std::move(why));
+    return sc_.take_error();
+  }
+
+  static constexpr std::string_view base_keys[7] = {"name",     "timeout", "total_size",        "header_size",
+                                                    "dendrite", "axon",    "computed_body_hash"};
+  static int base_key_index(std::string_view key) noexcept {
+    for (int i = 0; i < 7; ++i)
+      if (key == base_keys[i]) return i;
+    return -1;
+  }
+
+  /// Reads one member's value (a base key by index, or field `f`, or neither: an ignored key);
+  /// false only when the scanner failed.
+  bool member(int base, const field_descriptor* f) {
+    switch (base) {
+      case 0: return sc_.skip_value(1);  // name: Python sets it from the class
+      case 1: return scalar([&] { return read_opt_float(value_, target_.timeout, {"body.timeout"}); });
+      case 2: return scalar([&] { return read_opt_int(value_, target_.total_size, {"body.total_size"}); });
+      case 3: return scalar([&] { return read_opt_int(value_, target_.header_size, {"body.header_size"}); });
+      case 4: return terminal(target_.dendrite, "body.dendrite");
+      case 5: return terminal(target_.axon, "body.axon");
+      case 6:
+        return scalar([&]() -> error {
+          if (value_.is_null())
+            target_.computed_body_hash.clear();
+          else if (value_.is_string())
+            target_.computed_body_hash = std::move(value_.get_ref<std::string&>());
+          else
+            return wrong_type("body.computed_body_hash", "a string", value_);
+          return {};
+        });
+      default: break;
+    }
+    if (f == nullptr) return sc_.skip_value(1);  // unknown keys are ignored, as pydantic does
+    return scalar([&]() -> error {
+      why_.clear();
+      if (!f->ops->from_json(target_, *f, value_, why_))
+        return detail::make_error(errc::wrong_type, "body." + f->name, why_);
+      return {};
+    });
+  }
+
+  template <class Apply>
+  bool scalar(Apply apply) {
+    if (!sc_.parse_value(value_, 1)) return false;
+    semantic_ = apply();
+    return true;
+  }
+
+  bool terminal(terminal_info& out, std::string_view where) {
+    sc_.skip_ws();
+    if (sc_.peek() != '{') {
+      return scalar([&]() -> error {
+        if (value_.is_null()) {
+          out = {};
+          return {};
+        }
+        return wrong_type(std::string(where), "an object", value_);
+      });
+    }
+    if (!sc_.enter(1)) return false;
+    sc_.consume('{');
+    terminal_info t;
+    detail::json_key_set other_keys;
+    unsigned seen = 0;  // bit i: terminal_keys[i]
+    sc_.skip_ws();
+    if (!sc_.consume('}')) {
+      while (true) {
+        sc_.skip_ws();
+        if (sc_.peek() != '"') return sc_.syntax_error("expected a string key");
+        std::string_view key;
+        if (!sc_.parse_key(key)) return false;
+        const int index = terminal_key_index(key);
+        const bool dup = index >= 0 ? (seen & (1u << index)) != 0 : !other_keys.insert(key);
+        if (dup) return sc_.fail(errc::invalid_json, "duplicate key " + detail::preview(key));
+        if (index >= 0) seen |= 1u << index;
+        if (!sc_.expect(':')) return false;
+        if (!terminal_member(t, index, where)) return false;
+        sc_.skip_ws();
+        if (sc_.consume(',')) continue;
+        if (sc_.consume('}')) break;
+        return sc_.syntax_error("expected ',' or '}'");
+      }
+    }
+    if (!semantic_) out = std::move(t);
+    return true;
+  }
+
+  bool terminal_member(terminal_info& t, int index, std::string_view where) {
+    if (semantic_ || index < 0) return sc_.skip_value(2);  // other keys are ignored, as pydantic does
+    return terminal_scalar([&] { return read_terminal_field(index, value_, t, where); });
+  }
+
+  template <class Apply>
+  bool terminal_scalar(Apply apply) {
+    if (!sc_.parse_value(value_, 2)) return false;
+    semantic_ = apply();
+    return true;
+  }
+
+  const synapse_descriptor& d_;
+  synapse& target_;
+  detail::json_scanner& sc_;
+  std::vector<bool> seen_;
+  json value_;
+  std::string why_;
+  error semantic_;
+};
 
 }  // namespace
 
@@ -399,18 +506,11 @@ namespace detail {
 error parse_json_text(std::string_view text, json& out, std::size_t max_depth, std::string_view what) {
   try {
     json result;
-    dom_builder b(result, max_depth, what);
-    const bool ok = json::sax_parse(text.begin(), text.end(), &b, json::input_format_t::json, true, false);
-    error err = b.take_error();
-    if (!ok || err) {
-      if (!err) err = make_error(errc::invalid_json, std::string(what), "malformed JSON");
-      return err;
-    }
+    json_scanner sc(text, max_depth, what);
+    if (!sc.parse_document(result)) return sc.take_error();
     out = std::move(result);
     return {};
-  } catch (const std::bad_alloc&) {
-    return make_error(errc::invalid_json, std::string(what), "out of memory");
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // bad_alloc
     return make_error(errc::invalid_json, std::string(what), e.what());
   }
 }
@@ -509,32 +609,12 @@ json to_json_value(const synapse_descriptor& d, const synapse& s) {
 error terminal_info_from_json(const json& j, terminal_info& out, std::string_view where) {
   if (!j.is_object()) return wrong_type(std::string(where), "an object", j);
   terminal_info t;
+  json scratch;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const json& v = it.value();
-    error err;
-    if (k == "status_code")
-      err = read_opt_int(v, t.status_code, where_of(where, k));
-    else if (k == "status_message")
-      err = read_opt_string(v, t.status_message, where_of(where, k));
-    else if (k == "process_time")
-      err = read_opt_float(v, t.process_time, where_of(where, k));
-    else if (k == "ip")
-      err = read_opt_string(v, t.ip, where_of(where, k));
-    else if (k == "port")
-      err = read_opt_int(v, t.port, where_of(where, k));
-    else if (k == "version")
-      err = read_opt_int(v, t.version, where_of(where, k));
-    else if (k == "nonce")
-      err = read_opt_int(v, t.nonce, where_of(where, k));
-    else if (k == "uuid")
-      err = read_opt_string(v, t.uuid, where_of(where, k));
-    else if (k == "hotkey")
-      err = read_opt_string(v, t.hotkey, where_of(where, k));
-    else if (k == "signature")
-      err = read_opt_string(v, t.signature, where_of(where, k));
-    // other keys are ignored, as pydantic does
-    if (err) return err;
+    const int index = terminal_key_index(it.key());
+    if (index < 0) continue;  // other keys are ignored, as pydantic does
+    scratch = it.value();
+    if (auto err = read_terminal_field(index, scratch, t, where)) return err;
   }
   out = std::move(t);
   return {};
@@ -546,9 +626,13 @@ error parse_json(std::string_view text, json& out, const json_read_options& opt)
 
 error read_json_body(const synapse_descriptor& d, std::string_view text, synapse& target,
                      const json_read_options& opt) {
-  json j;
-  if (auto err = detail::parse_json_text(text, j, opt.max_depth, "body")) return err;
-  return read_json_value(d, j, target);
+  try {
+    detail::json_scanner sc(text, opt.max_depth, "body");
+    body_reader r(d, target, sc);
+    return r.run();
+  } catch (const std::exception& e) {  // bad_alloc; nothing else is expected
+    return detail::make_error(errc::invalid_body, "body", e.what());
+  }
 }
 
 error read_json_value(const synapse_descriptor& d, const json& value, synapse& target) {
@@ -559,11 +643,11 @@ error read_json_value(const synapse_descriptor& d, const json& value, synapse& t
                                     std::string(detail::json_type_name(value)));
     // "name" is not read: Python replaces it with the class name on every construction.
     if (auto it = value.find("timeout"); it != value.end())
-      if (auto err = read_opt_float(*it, target.timeout, "body.timeout")) return err;
+      if (auto err = read_opt_float(*it, target.timeout, {"body.timeout"})) return err;
     if (auto it = value.find("total_size"); it != value.end())
-      if (auto err = read_opt_int(*it, target.total_size, "body.total_size")) return err;
+      if (auto err = read_opt_int(*it, target.total_size, {"body.total_size"})) return err;
     if (auto it = value.find("header_size"); it != value.end())
-      if (auto err = read_opt_int(*it, target.header_size, "body.header_size")) return err;
+      if (auto err = read_opt_int(*it, target.header_size, {"body.header_size"})) return err;
     if (auto it = value.find("dendrite"); it != value.end()) {
       if (it->is_null())
         target.dendrite = {};

@@ -269,3 +269,94 @@ TEST_CASE("to_json_value mirrors the body", "[json_body]") {
   REQUIRE_FALSE(bt::parse_json(bt::to_json_body(d), parsed));
   CHECK(parsed == j);
 }
+
+TEST_CASE("parse_json agrees with nlohmann on valid documents", "[json_body]") {
+  const char* docs[] = {
+      "{}", "[]", "0", "-0", "1", "-1", "1.5", "-0.0", "1e5", "1E-5", "2.5e+3", "123456789.123",
+      "0.30000000000000004", "5e-324", "1.7976931348623157e308", "9223372036854775807", "-9223372036854775808",
+      "18446744073709551615", "true", "false", "null", "\"\"", "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+      "\"\\u00e9\\u200b\\ud83d\\ude80\\u0000\"", "\"h\xc3\xa9 \xf0\x9f\x9a\x80\"",
+      " \t\r\n{ \"a\" : [ 1 , 2.0 , { \"b\" : null } ] , \"c\" : \"d\" } \n",
+      "[[[[[[[[[[1]]]]]]]]]]", "{\"z\": 1, \"a\": 2, \"m\": {\"y\": [true, false]}}",
+  };
+  for (const char* d : docs) {
+    INFO(d);
+    bt::json ours;
+    REQUIRE_FALSE(bt::parse_json(d, ours));
+    const auto theirs = bt::json::parse(d);
+    CHECK(ours == theirs);
+    CHECK(ours.dump() == theirs.dump());  // same types and key order too
+  }
+  // Underflow is 0.0, as Python's json.loads gives.
+  bt::json j;
+  REQUIRE_FALSE(bt::parse_json("[1e-400, -1e-400]", j));
+  CHECK(j[0].get<double>() == 0.0);
+  CHECK(std::signbit(j[1].get<double>()));
+}
+
+TEST_CASE("parse_json refuses what is not strict JSON", "[json_body][errors]") {
+  const char* bad[] = {
+      "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a: 1}", "'a'", "01", "-", "1.", ".5", "1e", "1e+",
+      "+1", "0x10", "NaN", "-Infinity", "tru", "nul", "[1 2]", "\"abc", "\"a\nb\"", "\"\\x41\"", "\"\\u12\"",
+      "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\xc3\"", "\"\xed\xa0\x80\"", "\"\xf5\x80\x80\x80\"",
+      "1e400", "-1e400", "[] []", "{} x", "/* c */ {}",
+  };
+  for (const char* b : bad) {
+    INFO(b);
+    bt::json j = 42;
+    const auto err = bt::parse_json(b, j);
+    CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+    CHECK(err.what == "json");
+    CHECK_FALSE(err.detail.empty());
+    CHECK(j == 42);  // untouched on failure
+  }
+}
+
+TEST_CASE("body reading: ignored keys are validated, bounded and never built", "[json_body][errors]") {
+  bt::examples::dummy d;
+  // A huge unknown value is skipped; one with a big integer or bad syntax still fails.
+  std::string deep = "{\"dummy_input\": 1, \"other\": " + std::string(64, '[') + std::string(64, ']') + "}";
+  CHECK(bt::from_json_body(deep, d).code == bt::make_error_code(bt::errc::nesting_too_deep));
+  CHECK_FALSE(bt::from_json_body("{\"dummy_input\": 1, \"other\": [[[{\"x\": \"\\u00e9\"}]]]}", d));
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"other\": [123456789012345678901234567890]}", d).detail ==
+        "integer literal beyond 64 bits: '123456789012345678901234567890'");
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": [}", d).code == bt::make_error_code(bt::errc::invalid_json));
+  // A type error before a syntax error: the syntax error is reported (the body is not JSON).
+  const auto err = bt::from_json_body("{\"dummy_input\": \"x\", \"other\": [}", d);
+  CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+  // Duplicate keys inside a TerminalInfo block and at the top level.
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"axon\": {\"port\": 1, \"port\": 2}}", d).detail ==
+        "duplicate key 'port'");
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": \"a\", \"name\": \"b\"}", d).detail == "duplicate key 'name'");
+  // Escaped keys are decoded before matching.
+  REQUIRE_FALSE(bt::from_json_body("{\"dummy_\\u0069nput\": 7}", d));
+  CHECK(d.dummy_input == 7);
+}
+
+TEST_CASE("read_json_value and read_json_body report the same errors", "[json_body][errors]") {
+  const char* bodies[] = {
+      "{}",
+      "{\"dummy_input\": \"1\"}",
+      "{\"dummy_input\": 1.5}",
+      "{\"dummy_input\": 1, \"timeout\": \"soon\"}",
+      "{\"dummy_input\": 1, \"total_size\": 1.5}",
+      "{\"dummy_input\": 1, \"dendrite\": []}",
+      "{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}",
+      "{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}",
+      "{\"dummy_input\": 1, \"computed_body_hash\": 0}",
+      "[1]",
+      "{\"dummy_input\": 1, \"axon\": null, \"dendrite\": {\"port\": \"8091\"}}",
+  };
+  for (const char* b : bodies) {
+    INFO(b);
+    bt::examples::dummy a, c;
+    const auto streaming = bt::from_json_body(b, a);
+    bt::json j;
+    REQUIRE_FALSE(bt::parse_json(b, j));
+    const auto dom = bt::read_json_value(bt::descriptor_of<bt::examples::dummy>(), j, c);
+    CHECK(streaming.code == dom.code);
+    CHECK(streaming.what == dom.what);
+    CHECK(streaming.detail == dom.detail);
+    if (!streaming) CHECK(a == c);
+  }
+}

@@ -34,20 +34,25 @@ std::string to_json_body(const T& s, json_style style = json_style::python_dumps
 json to_json_value(const synapse_descriptor& d, const synapse& s);
 
 struct json_read_options {
-  std::size_t max_depth = 64;  ///< deeper nesting is rejected (nesting_too_deep)
+  /// Deeper nesting is rejected (nesting_too_deep). The reader recurses once per level, so
+  /// values above 1024 act as 1024.
+  std::size_t max_depth = 64;
 };
 
 /// Parses untrusted JSON text into `out` without exceptions escaping: invalid JSON (including
-/// NaN/Infinity tokens and invalid UTF-8) is invalid_json, nesting beyond max_depth is
-/// nesting_too_deep, a duplicate object key is invalid_json, and an integer outside
-/// [-2^63, 2^64) is invalid_json (big integers are never rounded through double; PROTOCOL 1.4).
-/// `what` of the error is "json".
+/// NaN/Infinity tokens, lone surrogates, invalid UTF-8 and numbers overflowing double) is
+/// invalid_json, nesting beyond max_depth is nesting_too_deep, a duplicate object key is
+/// invalid_json, and an integer outside [-2^63, 2^64) is invalid_json (big integers are never
+/// rounded through double; PROTOCOL 1.4). `out` is untouched on failure; `what` is "json".
 error parse_json(std::string_view text, json& out, const json_read_options& opt = {});
 
-/// Parses an untrusted body into `target` (never throws). Base fields and the type's fields are
-/// assigned from the JSON object; unknown keys are ignored; a missing required field is
-/// missing_field, a missing optional one keeps its default; a value of the wrong type is
-/// wrong_type naming the field ("body.<field>").
+/// Parses an untrusted body into `target` (never throws), in one pass without a DOM of the
+/// whole body (the same rules as parse_json; values of ignored keys are validated, not built,
+/// and duplicate keys are only detected in values that are read). Base fields and the type's
+/// fields are assigned from the JSON object; "name" and unknown keys are ignored; a missing
+/// required field is missing_field, a missing optional one keeps the target's current value
+/// (its default in a fresh object, which gives Python's behaviour); a value of the wrong type is
+/// wrong_type naming the field ("body.<field>"). On error, `target` may be partly assigned.
 error read_json_body(const synapse_descriptor& d, std::string_view text, synapse& target,
                      const json_read_options& opt = {});
 

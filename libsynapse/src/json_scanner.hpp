@@ -1,0 +1,99 @@
+// A strict, bounded, exception-free JSON scanner for untrusted input (private to libsynapse).
+//
+// One pass over the text, either building bt::json for a value (parse_value) or only
+// validating it (skip_value), so that a synapse body can be read field by field without a DOM
+// of the whole document (the body reader in json_body.cpp). Rules (RFC 8259, plus PROTOCOL 1.4
+// and D22): no NaN/Infinity, no comments, no trailing commas; strings must be valid UTF-8 with no
+// raw control characters and no lone surrogate escapes; integers must fit 64 bits (positive ones
+// become number_unsigned, negative ones number_integer, as nlohmann does) and are never rounded
+// through double; floats are converted with std::from_chars (correctly rounded) and must be
+// finite; duplicate object keys are refused; nesting is bounded.
+#pragma once
+
+#include <bt/error.hpp>
+#include <bt/json.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bt::detail {
+
+/// Set of the keys of one JSON object, for duplicate detection. Keys are views into the input
+/// (or into owned copies for keys that contained escapes); small objects are scanned linearly,
+/// large ones use a tree so that parsing stays n log n.
+class json_key_set {
+ public:
+  /// False when the key was already present.
+  bool insert(std::string_view key);
+
+ private:
+  std::vector<std::string_view> small_;
+  std::unique_ptr<std::set<std::string_view>> big_;
+};
+
+class json_scanner {
+ public:
+  /// `what` names the input in errors ("body", "json").
+  json_scanner(std::string_view text, std::size_t max_depth, std::string_view what) noexcept
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth),
+        what_(what) {}
+
+  /// Parses one complete document (value + only whitespace after it) into `out`.
+  bool parse_document(json& out);
+
+  // ---- building blocks for streaming readers ------------------------------------------------
+  void skip_ws() noexcept {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+  bool at_end() const noexcept { return p_ == end_; }
+  /// Next non-consumed character, or '\0' at the end.
+  char peek() const noexcept { return p_ < end_ ? *p_ : '\0'; }
+  bool consume(char c) noexcept {
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  /// Expects `c` (after whitespace); sets a syntax error otherwise.
+  bool expect(char c);
+
+  /// Parses a value at nesting `depth` (the number of containers around it) into `out`.
+  bool parse_value(json& out, std::size_t depth);
+  /// Validates a value at nesting `depth` without building it.
+  bool skip_value(std::size_t depth);
+  /// Parses an object key (the opening quote is next) into `key`; `storage` keeps decoded keys
+  /// alive for the duration of the scan.
+  bool parse_key(std::string_view& key);
+  /// Checks that one more container fits at `depth` (for streaming readers that open one).
+  bool enter(std::size_t depth);
+
+  bool syntax_error(std::string why);
+  /// Records an error with its own code and detail (the first error wins); returns false.
+  bool fail(errc code, std::string detail);
+  bool failed() const noexcept { return static_cast<bool>(err_); }
+  error take_error() { return std::move(err_); }
+  /// Byte offset of the next character.
+  std::size_t offset() const noexcept { return static_cast<std::size_t>(p_ - begin_); }
+
+ private:
+  bool scan_string(std::string_view& raw, bool& escaped);
+  bool decode_string(std::string_view raw, std::string& out);
+  bool parse_number(json* out);
+  bool literal(std::string_view word);
+
+  const char* begin_;
+  const char* p_;
+  const char* end_;
+  std::size_t max_depth_;
+  std::string_view what_;
+  error err_;
+  std::deque<std::string> owned_keys_;
+};
+
+}  // namespace bt::detail
