@@ -3,6 +3,7 @@
 // against a cached encode (the per-class schema cache Python lost, PROTOCOL 2.9).
 //
 //   build/perf/bt-bench --benchmark_filter='codec/'
+//   valgrind --tool=callgrind build/perf/bt-bench --benchmark_filter='codec_ir/'   (see docs/performance.md)
 //
 // Goals (issue 2): base to_headers <= 1 us, base from_headers <= 2 us, 20-field each <= 5 us.
 #include <bt/body_hash.hpp>
@@ -199,18 +200,24 @@ void dynamic_to_headers(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(to_headers_list<bt::synapse>)->Name("codec/to_headers/base");
-BENCHMARK(to_headers_buffer<bt::synapse>)->Name("codec/to_headers_buffer/base");
-BENCHMARK(from_headers<bt::synapse>)->Name("codec/from_headers/base");
-BENCHMARK(to_headers_list<wide>)->Name("codec/to_headers/wide20");
-BENCHMARK(to_headers_buffer<wide>)->Name("codec/to_headers_buffer/wide20");
-BENCHMARK(to_headers_prehashed)->Name("codec/to_headers_prehashed/wide20");
-BENCHMARK(from_headers<wide>)->Name("codec/from_headers/wide20");
-BENCHMARK(dynamic_to_headers)->Name("codec/to_headers/dynamic20");
-BENCHMARK(body_hash_wide)->Name("codec/body_hash/wide20_4_fields");
-BENCHMARK(json_write<bt::synapse>)->Name("codec/json_write/base");
-BENCHMARK(json_read<bt::synapse>)->Name("codec/json_read/base");
-BENCHMARK(json_write<wide>)->Name("codec/json_write/wide20");
-BENCHMARK(json_read<wide>)->Name("codec/json_read/wide20");
-BENCHMARK(descriptor_build)->Name("codec/descriptor_build/wide20");
-BENCHMARK(encode_fresh_descriptor)->Name("codec/to_headers_fresh_descriptor/wide20");
+// Each benchmark twice: timed ("codec/...") and with a fixed 1,000 iterations ("codec_ir/...")
+// for callgrind instruction counts, which do not depend on the machine's load.
+#define BT_CODEC_BENCH(fn, name)                \
+  BENCHMARK(fn)->Name("codec/" name);           \
+  BENCHMARK(fn)->Name("codec_ir/" name)->Iterations(1000)
+
+BT_CODEC_BENCH(to_headers_list<bt::synapse>, "to_headers/base");
+BT_CODEC_BENCH(to_headers_buffer<bt::synapse>, "to_headers_buffer/base");
+BT_CODEC_BENCH(from_headers<bt::synapse>, "from_headers/base");
+BT_CODEC_BENCH(to_headers_list<wide>, "to_headers/wide20");
+BT_CODEC_BENCH(to_headers_buffer<wide>, "to_headers_buffer/wide20");
+BT_CODEC_BENCH(to_headers_prehashed, "to_headers_prehashed/wide20");
+BT_CODEC_BENCH(from_headers<wide>, "from_headers/wide20");
+BT_CODEC_BENCH(dynamic_to_headers, "to_headers/dynamic20");
+BT_CODEC_BENCH(body_hash_wide, "body_hash/wide20_4_fields");
+BT_CODEC_BENCH(json_write<bt::synapse>, "json_write/base");
+BT_CODEC_BENCH(json_read<bt::synapse>, "json_read/base");
+BT_CODEC_BENCH(json_write<wide>, "json_write/wide20");
+BT_CODEC_BENCH(json_read<wide>, "json_read/wide20");
+BT_CODEC_BENCH(descriptor_build, "descriptor_build/wide20");
+BT_CODEC_BENCH(encode_fresh_descriptor, "to_headers_fresh_descriptor/wide20");

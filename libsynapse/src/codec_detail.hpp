@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -139,16 +140,27 @@ inline std::string to_lower(std::string_view s) {
 /// The header-safe copy of a value (PROTOCOL 2.8): each control character (< U+0020, U+007F)
 /// becomes ' ' and each non-ASCII code point (or malformed byte) becomes '?'. Returns `text`
 /// itself when it is already printable ASCII (the common case, no copy), else `scratch`.
-inline std::string_view sanitize_header_value(std::string_view text, std::string& scratch) {
-  bool clean = true;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7F) {
-      clean = false;
-      break;
-    }
+/// True when every byte is printable ASCII (0x20..0x7E); 8 bytes per step.
+inline bool is_printable_ascii(std::string_view text) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const char* p = text.data();
+  std::size_t n = text.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;  // some byte < 0x20
+    const std::uint64_t del_or_high = ((w + ones) | w) & highs;         // some byte >= 0x7F
+    if ((below_space | del_or_high) != 0) return false;
   }
-  if (clean) return text;
+  for (; n > 0; ++p, --n) {
+    const auto u = static_cast<unsigned char>(*p);
+    if (u < 0x20 || u >= 0x7F) return false;
+  }
+  return true;
+}
+
+inline std::string_view sanitize_header_value(std::string_view text, std::string& scratch) {
+  if (is_printable_ascii(text)) return text;
   scratch.clear();
   const char* p = text.data();
   const char* end = p + text.size();

@@ -8,6 +8,7 @@
 #include "codec_detail.hpp"
 #include "json_scanner.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -16,6 +17,17 @@ namespace bt {
 namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
+
+/// Bytes written verbatim inside strings: with ensure_ascii, printable ASCII except '"' and
+/// '\\' (DEL is escaped, as json.dumps does); in compact UTF-8 also DEL and every byte >= 0x80
+/// (copied as UTF-8 after validation by the slow path).
+constexpr auto make_plain(bool ascii) {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c < 256; ++c) t[static_cast<std::size_t>(c)] = c != '"' && c != '\\' && (ascii ? c < 0x7F : c < 0x80);
+  return t;
+}
+constexpr auto plain_ascii = make_plain(true);
+constexpr auto plain_utf8 = make_plain(false);
 
 // ---------------------------------------------------------------------------------------------
 // Writer
@@ -52,12 +64,10 @@ class writer {
 
   void string(std::string_view s) {
     out_ += '"';
-    // Fast path: nothing to escape.
+    // Fast path: the longest prefix with nothing to escape.
+    const auto& plain = ascii_ ? plain_ascii : plain_utf8;
     std::size_t i = 0;
-    for (; i < s.size(); ++i) {
-      const auto u = static_cast<unsigned char>(s[i]);
-      if (u < 0x20 || u == '"' || u == '\\' || (ascii_ && u >= 0x7F) || (!ascii_ && u >= 0x80)) break;
-    }
+    while (i < s.size() && plain[static_cast<unsigned char>(s[i])]) ++i;
     out_.append(s.data(), i);
     if (i < s.size()) escape(s.substr(i));
     out_ += '"';

@@ -509,3 +509,28 @@ TEST_CASE("to_headers emits a precomputed body hash as given", "[header_codec]")
   bt::to_headers(e, c, {.body_bytes = 0, .computed_body_hash = "given"});
   CHECK(*c.find("computed_body_hash") == "given");
 }
+
+TEST_CASE("header sanitising checks every byte position", "[header_codec]") {
+  // The printable-ASCII check works 8 bytes at a time: put each bad byte at each position.
+  for (unsigned char bad : {0x00, 0x09, 0x1f, 0x7f, 0x80, 0xc3, 0xff}) {
+    for (std::size_t pos = 0; pos < 19; ++pos) {
+      std::string msg(19, 'a');
+      msg[pos] = static_cast<char>(bad);
+      bt::synapse s;
+      s.axon.status_message = msg;
+      bt::header_list h;
+      bt::to_headers(s, h);
+      const std::string& out = *h.find("bt_header_axon_status_message");
+      INFO("byte " << int(bad) << " at " << pos);
+      REQUIRE(out.size() == 19);
+      CHECK(out[pos] == (bad < 0x20 || bad == 0x7f ? ' ' : '?'));
+      CHECK(std::count(out.begin(), out.end(), 'a') == 18);
+    }
+  }
+  // Edge values that are printable stay as they are.
+  bt::synapse s;
+  s.axon.status_message = std::string(" ~ !}") + std::string(16, '~') + " ";
+  bt::header_list h;
+  bt::to_headers(s, h);
+  CHECK(*h.find("bt_header_axon_status_message") == *s.axon.status_message);
+}
