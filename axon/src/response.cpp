@@ -32,11 +32,19 @@ class head_writer final : public header_sink {
   void add(std::string_view name, std::string_view value) override {
     out_.append(name);
     out_.append(": ", 2);
+    // Branch-free scan first (vectorises); replacing is the rare path.
+    bool control = false;
+    for (const char ch : value) {
+      const auto u = static_cast<unsigned char>(ch);
+      control |= (u < 0x20) | (u == 0x7f);
+    }
     const std::size_t start = out_.size();
     out_.append(value);
-    for (std::size_t i = start; i < out_.size(); ++i) {
-      const auto ch = static_cast<unsigned char>(out_[i]);
-      if (ch < 0x20 || ch == 0x7f) out_[i] = ' ';
+    if (control) {
+      for (std::size_t i = start; i < out_.size(); ++i) {
+        const auto u = static_cast<unsigned char>(out_[i]);
+        if (u < 0x20 || u == 0x7f) out_[i] = ' ';
+      }
     }
     out_.append("\r\n", 2);
   }

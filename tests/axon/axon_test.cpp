@@ -25,7 +25,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <regex>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -93,6 +92,31 @@ void check_error_headers(const bt::test::reply& r, int status, const std::string
   CHECK(r.has_header("bt_header_axon_process_time"));
   CHECK(r.has_header("computed_body_hash"));
   CHECK(message_of(r) == message);
+}
+
+/// Lower-case hex UUID text of the given version ('1' or '4') with the RFC 4122 variant.
+bool is_uuid(std::string_view s, char version) {
+  if (s.size() != 36) return false;
+  for (std::size_t i = 0; i < 36; ++i) {
+    const char ch = s[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (ch != '-') return false;
+    } else if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) {
+      return false;
+    }
+  }
+  return s[14] == version && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b');
+}
+
+/// `text` is `prefix`, then only digits and dots, then `suffix`.
+bool numbers_between(const std::string& text, const std::string& prefix,
+                     const std::string& suffix) {
+  if (text.size() < prefix.size() + suffix.size() + 1) return false;
+  if (text.compare(0, prefix.size(), prefix) != 0) return false;
+  if (text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
+  for (std::size_t i = prefix.size(); i < text.size() - suffix.size(); ++i)
+    if (!((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) return false;
+  return true;
 }
 
 }  // namespace
@@ -290,9 +314,10 @@ TEST_CASE("401: replayed, too old and future nonces", "[axon][verify]") {
     o.nonce = bt::test::now_ns() - 60'000'000'000;
     const auto r = roundtrip(port, dummy_request(*ax, 1, o).wire(port));
     CHECK(r.status == 401);
-    const std::regex re(
-        R"(Not Verified with error: Nonce is too old: acceptable delta is 16\.00 seconds but request was 6\d\.\d\d seconds old)");
-    CHECK(std::regex_match(message_of(r), re));
+    CHECK(numbers_between(message_of(r),
+                          "Not Verified with error: Nonce is too old: acceptable delta is 16.00 "
+                          "seconds but request was 6",
+                          " seconds old"));
   }
   SECTION("the unsigned version header no longer disables freshness (D2)") {
     bt::test::python_request_options o;
@@ -342,8 +367,7 @@ TEST_CASE("error responses carry the header synapse and the axon's signature (5.
   REQUIRE(nonce);
   REQUIRE(uuid);
   REQUIRE(sig);
-  CHECK(std::regex_match(
-      *uuid, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-1[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  CHECK(is_uuid(*uuid, '1'));
   const std::string msg =
       *nonce + "." + alice().ss58_address() + "." + bob().ss58_address() + "." + *uuid;
   const auto bytes = bt::from_hex(*sig);
@@ -552,10 +576,10 @@ TEST_CASE("500: a throwing handler, and the server keeps serving; forward_error 
   c.send(dummy_request(*ax, 1).wire(port));
   auto r = c.read();
   CHECK(r.status == 500);
-  CHECK(std::regex_match(
-      message_of(r),
-      std::regex("Internal Server Error "
-                 "#[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  const std::string internal = message_of(r);
+  CHECK(internal.rfind("Internal Server Error #", 0) == 0);
+  CHECK(
+      is_uuid(std::string_view(internal).substr(std::min<std::size_t>(internal.size(), 23)), '4'));
   CHECK(r.body.find("secret detail") == std::string::npos);
   c.send(dummy_request(*ax, 2).wire(port));
   check_error_headers(c.read(), 409, "Conflicting request");
