@@ -5,6 +5,7 @@
 #include <bt/keypair.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
 #include <filesystem>
@@ -21,9 +22,7 @@ std::vector<std::uint8_t> unhex(const std::string& s) {
   return *v;
 }
 
-std::span<const std::uint8_t> bytes_of(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
+using bt::test::bytes_of;
 
 const bt::json& find_case(const bt::json& v, const std::string& kind) {
   for (const auto& c : v.at("cases"))

@@ -5,26 +5,15 @@
 #include <bt/ss58.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
 #include <string>
 
 namespace {
 
-std::vector<std::uint8_t> hex(const bt::json& j) {
-  auto v = bt::from_hex(j.get<std::string>());
-  REQUIRE(v.has_value());
-  return *v;
-}
-
-template <std::size_t N>
-std::array<std::uint8_t, N> hex_n(const bt::json& j) {
-  const auto v = hex(j);
-  REQUIRE(v.size() == N);
-  std::array<std::uint8_t, N> a{};
-  std::copy(v.begin(), v.end(), a.begin());
-  return a;
-}
+using bt::test::hex;
+using bt::test::hex_n;
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <bt/keypair.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
 #include <sodium.h>
@@ -58,11 +59,7 @@ std::array<std::uint8_t, N> random_array() {
 
 std::vector<std::uint8_t> random_message() { return random_bytes(randombytes_uniform(257)); }
 
-std::vector<std::uint8_t> hex(const bt::json& j) {
-  auto v = bt::from_hex(j.get<std::string>());
-  REQUIRE(v.has_value());
-  return *v;
-}
+using bt::test::hex;
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";

@@ -6,6 +6,7 @@
 #include <bt/ss58.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
 #include <map>
@@ -14,24 +15,9 @@
 
 namespace {
 
-std::vector<std::uint8_t> hex(const bt::json& j) {
-  auto v = bt::from_hex(j.get<std::string>());
-  REQUIRE(v.has_value());
-  return *v;
-}
-
-template <std::size_t N>
-std::array<std::uint8_t, N> hex_n(const bt::json& j) {
-  const auto v = hex(j);
-  REQUIRE(v.size() == N);
-  std::array<std::uint8_t, N> a{};
-  std::copy(v.begin(), v.end(), a.begin());
-  return a;
-}
-
-std::span<const std::uint8_t> bytes_of(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
+using bt::test::hex;
+using bt::test::hex_n;
+using bt::test::bytes_of;
 
 std::string hex64(const std::array<std::uint8_t, 64>& a) { return bt::to_hex(a); }
 
