@@ -595,6 +595,7 @@ struct dendrite_runner {
     for (auto& t : threads)
       if (t.joinable()) t.join();
   }
+  ~dendrite_runner() { join(); }
 };
 
 steady::time_point dendrite_deadline_after(double timeout) {
