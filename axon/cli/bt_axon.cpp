@@ -5,11 +5,20 @@
 //   bt-axon --wallet.name miner --wallet.hotkey default --axon.port 8091
 //   bt-axon --uri //Bob --axon.ip 127.0.0.1 --axon.port 0          # dev key, any free port
 //   bt-axon --uri //Bob --metagraph mg.json --blacklist.force_validator_permit
+//   bt-axon --uri //Bob --axon.ip 127.0.0.1 --axon.port 0 --test-routes --axon.max_body_bytes 4096
+//
+// --test-routes (tests and the soak only) adds routes that misbehave on purpose: Throw (the handler
+// throws: 500), Hang (the handler never returns until shutdown, ignoring cancellation: 408 at the
+// deadline, then the worker stays taken) and Big (answers `data` of `size` bytes, at most 16 MiB,
+// for clients that disconnect mid-response; `size` is a required hash field, for body hash tests).
+// The limit flags (--axon.max_*, --axon.header_timeout, --axon.io_threads) map one to one onto
+// bt::axon_options.
 //
 // Flags are named as bittensor names them; each also reads its BT_* environment variable.
 // Logs go to stderr; stdout carries only the AxonInfo line, so scripts can wait for it.
 #include <bt/axon.hpp>
 
+#include <bt/dynamic_synapse.hpp>
 #include <bt/examples/dummy.hpp>
 #include <bt/json.hpp>
 #include <bt/wallet.hpp>
@@ -25,13 +34,17 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -136,6 +149,40 @@ void raise_fd_limit(std::size_t connections, spdlog::logger& log) {
   }
 }
 
+/// Set once shutdown begins: releases the Hang test route's handlers.
+std::atomic<bool> g_stopping{false};
+
+std::shared_ptr<const bt::synapse_descriptor> test_descriptor(
+    std::string name, const std::vector<bt::dynamic_field_spec>& fields,
+    const std::vector<std::string>& hash_fields = {}) {
+  bt::error err;
+  auto d = bt::make_dynamic_descriptor(std::move(name), fields, hash_fields, err);
+  if (err) throw std::runtime_error("test route descriptor: " + err.message());
+  return d;
+}
+
+/// --test-routes: Throw, Hang and Big (see the top of this file).
+void attach_test_routes(bt::axon& ax) {
+  ax.attach(test_descriptor("Throw", {}), [](bt::dynamic_synapse&, const bt::request_context&) {
+    throw std::runtime_error("bt-axon --test-routes: Throw always throws");
+  });
+  ax.attach(test_descriptor("Hang", {}), [](bt::dynamic_synapse&, const bt::request_context&) {
+    // Deliberately ignores ctx.cancelled(): a handler stuck for good, until shutdown.
+    while (!g_stopping.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  ax.attach(test_descriptor("Big", {{"size", bt::field_kind::required}, {"data"}}, {"size"}),
+            [](bt::dynamic_synapse& s, const bt::request_context&) {
+              const bt::json* size = s.get("size");
+              if (!size || !size->is_number_integer())
+                throw bt::forward_error(400, "size must be an integer");
+              const auto n = size->get<std::int64_t>();
+              if (n < 0 || n > (std::int64_t{16} << 20))
+                throw bt::forward_error(400, "size must be between 0 and 16777216");
+              *s.get("data") = std::string(static_cast<std::size_t>(n), 'x');
+            });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +197,14 @@ int main(int argc, char** argv) {
   bool debug = false;
   std::string deny_file, metagraph_file;
   bool allow_non_registered = false, force_validator_permit = false, insecure = false;
+  bool test_routes = false;
+  const bt::axon_options defaults;
+  std::size_t io_threads = defaults.io_threads;
+  std::size_t max_queued = defaults.max_queued_requests;
+  std::uint32_t max_header_bytes = defaults.max_header_bytes;
+  std::uint64_t max_body_bytes = defaults.max_body_bytes;
+  std::size_t max_connections = defaults.max_connections;
+  double header_timeout_s = std::chrono::duration<double>(defaults.header_timeout).count();
 
   app.add_option("--wallet.path", wcfg.path, "Wallet directory")
       ->envname("BT_WALLET_PATH")
@@ -180,6 +235,30 @@ int main(int argc, char** argv) {
       ->envname("BT_AXON_MAX_WORKERS")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  app.add_option("--axon.io_threads", io_threads, "Network threads (0: hardware threads)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app.add_option("--axon.max_queued_requests", max_queued,
+                 "Admitted requests waiting beyond the running ones; full: 503")
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--axon.max_header_bytes", max_header_bytes,
+                 "Request line + headers; larger: 431")
+      ->check(CLI::Range(1024, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--axon.max_body_bytes", max_body_bytes, "Request body; larger: 413")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--axon.max_connections", max_connections,
+                 "Open connections; beyond: accepted and closed at once")
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--axon.header_timeout", header_timeout_s,
+                 "Seconds from a connection's (or request's) first byte to the end of its headers")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_flag("--test-routes", test_routes,
+               "Tests only: add the Throw, Hang and Big routes that misbehave on purpose");
   app.add_flag("--logging.debug", debug, "Debug logging (one access line per request) on stderr");
   app.add_option("--blacklist.hotkeys", deny_file,
                  "Deny list: a file with one SS58 hotkey per line")
@@ -249,6 +328,12 @@ int main(int argc, char** argv) {
     o.external_port = static_cast<std::uint16_t>(external_port);
     o.coldkey = coldkey;
     o.max_workers = max_workers;
+    o.io_threads = io_threads;
+    o.max_queued_requests = max_queued;
+    o.max_header_bytes = max_header_bytes;
+    o.max_body_bytes = max_body_bytes;
+    o.max_connections = max_connections;
+    o.header_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(header_timeout_s * 1000));
     o.insecure_skip_verification = insecure;
     o.logger = log;
     raise_fd_limit(o.max_connections, *log);
@@ -274,6 +359,10 @@ int main(int argc, char** argv) {
         },
         route_policy);
     // TODO(issue 7): the streaming example (WordStream) attaches here.
+    if (test_routes) {
+      attach_test_routes(ax);
+      log->warn("--test-routes: the Throw, Hang and Big routes are attached (tests only)");
+    }
 
     // Signals are caught from now on (a SIGTERM during start-up also drains).
     boost::asio::io_context signal_ioc(1);
@@ -302,6 +391,7 @@ int main(int argc, char** argv) {
 
     signal_ioc.run();
     log->info("{}: draining and stopping", received == SIGINT ? "SIGINT" : "SIGTERM");
+    g_stopping = true;  // releases Hang handlers so that the drain can finish
     ax.stop();
     return 0;
   } catch (const std::exception& e) {
