@@ -68,27 +68,6 @@ std::size_t count_fds(pid_t pid) {
   return n;
 }
 
-/// Turns request signing off when this dendrite has such an option (a template, so that the
-/// member is only looked up where it exists).
-template <class Options>
-bool set_skip_signing(Options& o, bool skip) {
-  if constexpr (requires { o.insecure_skip_signing = skip; }) {
-    o.insecure_skip_signing = skip;
-    return true;
-  } else {
-    if (skip)
-      std::cerr << "bt-ping: this dendrite cannot skip signing; --no-crypto turns off only the axon's "
-                   "verification\n";
-    return false;
-  }
-}
-
-/// Whether --no-crypto can turn the dendrite's signing off (see set_skip_signing).
-template <class Options = dendrite_options>
-bool dendrite_can_skip_signing() {
-  return requires(Options o) { o.insecure_skip_signing = true; };
-}
-
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 }  // namespace
@@ -180,7 +159,7 @@ void warn_no_crypto(const axon_info& target) {
 dendrite_options dendrite_options_for(const ping_config& cfg) {
   dendrite_options o;
   o.threads = std::max(1u, cfg.dendrite_threads);
-  set_skip_signing(o, cfg.no_crypto);
+  o.insecure_skip_signing = cfg.no_crypto;  // --no-crypto: no signature (loopback only)
   return o;
 }
 
@@ -210,7 +189,6 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, co
   b.response_bytes = bare.response_bytes;
   b.crypto = measure_crypto(key, 2000);
   b.signed_ping = !cfg.no_crypto;
-  b.client_still_signs = cfg.no_crypto && !dendrite_can_skip_signing();
   return b;
 }
 

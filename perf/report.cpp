@@ -55,9 +55,6 @@ void print_baseline(std::ostream& out, const summary& ping, const baseline_figur
   } else {
     out << "Floor: " << f("%.1f", floor) << " us = bare_rtt_mean (no crypto)\n";
     out << "ratio = " << f("%.3f", ping.mean / floor) << " (ping_mean / bare_rtt_mean; goal <= 1.2)\n";
-    if (b.client_still_signs)
-      out << "ratio without the dendrite's signature = " << f("%.3f", (ping.mean - b.crypto.sign_us) / floor)
-          << " ((ping_mean - sign) / bare_rtt_mean: the dendrite has no option to skip signing)\n";
   }
 }
 
@@ -81,7 +78,6 @@ json to_json(const ping_run& run, const summary& s, const baseline_figures* b, c
     base["ratio"] = s.mean / b->floor_us();
     base["floor_us"] = b->floor_us();
     base["signed"] = b->signed_ping;
-    if (b->client_still_signs) base["ratio_without_client_sign"] = (s.mean - b->crypto.sign_us) / b->floor_us();
     base["request_bytes"] = b->request_bytes;
     base["response_bytes"] = b->response_bytes;
     j["baseline"] = std::move(base);

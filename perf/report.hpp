@@ -32,9 +32,6 @@ struct baseline_figures {
   std::size_t response_bytes = 0;
   crypto_timings crypto;
   bool signed_ping = true;      ///< false with --no-crypto: the floor is the bare round trip alone
-  /// --no-crypto with a dendrite that has no option to skip signing: each ping still carries
-  /// one signature, so the overhead ratio is also reported with sign_us taken out.
-  bool client_still_signs = false;
   /// bare + sign + verify + sign when signed, bare alone otherwise.
   double floor_us() const {
     return signed_ping ? bare.mean + crypto.sign_us + crypto.verify_us + crypto.sign_us : bare.mean;

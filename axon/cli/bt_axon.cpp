@@ -1,6 +1,7 @@
-// bt-axon: a reference miner. Serves the ping route and the subnet template's Dummy synapse
-// (dummy_output = dummy_input * 2) with an offline access policy, prints its AxonInfo as one JSON
-// line on stdout once listening, and drains gracefully on SIGINT/SIGTERM (exit status 0).
+// bt-axon: a reference miner. Serves the ping route, the subnet template's Dummy synapse
+// (dummy_output = dummy_input * 2) and the streaming example WordStream (the words of `text`, one
+// chunk each, --stream.delay_ms before each) with an offline access policy, prints its AxonInfo as
+// one JSON line on stdout once listening, and drains gracefully on SIGINT/SIGTERM (exit status 0).
 //
 //   bt-axon --wallet.name miner --wallet.hotkey default --axon.port 8091
 //   bt-axon --uri //Bob --axon.ip 127.0.0.1 --axon.port 0          # dev key, any free port
@@ -20,13 +21,18 @@
 
 #include <bt/dynamic_synapse.hpp>
 #include <bt/examples/dummy.hpp>
+#include <bt/examples/word_stream.hpp>
 #include <bt/json.hpp>
 #include <bt/wallet.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -149,6 +155,27 @@ void raise_fd_limit(std::size_t connections, spdlog::logger& log) {
   }
 }
 
+/// The streaming example (issue 7): each word of `text` as one chunk, "word\n", after waiting
+/// `delay` before each. A coroutine on the I/O thread: a timer waits, no thread is held per stream.
+auto word_streamer(std::chrono::milliseconds delay) {
+  namespace net = boost::asio;
+  return [delay](bt::examples::word_stream& s, bt::stream_writer& out) -> net::awaitable<void> {
+    net::steady_timer timer(co_await net::this_coro::executor);
+    std::string chunk;
+    const auto words = bt::examples::word_stream::split_words(s.text);  // views into s.text
+    for (const auto word : words) {
+      if (delay.count() > 0) {
+        timer.expires_after(delay);
+        auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+        if (ec) co_return;  // the deadline passed or the axon is stopping
+      }
+      chunk.assign(word);
+      chunk.push_back('\n');
+      if (!co_await out.send(chunk)) co_return;  // client gone, deadline, or stopping
+    }
+  };
+}
+
 /// Set once shutdown begins: releases the Hang test route's handlers.
 std::atomic<bool> g_stopping{false};
 
@@ -198,6 +225,7 @@ int main(int argc, char** argv) {
   std::string deny_file, metagraph_file;
   bool allow_non_registered = false, force_validator_permit = false, insecure = false;
   bool test_routes = false;
+  int stream_delay_ms = 0;
   const bt::axon_options defaults;
   std::size_t io_threads = defaults.io_threads;
   std::size_t max_queued = defaults.max_queued_requests;
@@ -256,6 +284,10 @@ int main(int argc, char** argv) {
   app.add_option("--axon.header_timeout", header_timeout_s,
                  "Seconds from a connection's (or request's) first byte to the end of its headers")
       ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_option("--stream.delay_ms", stream_delay_ms,
+                 "WordStream: milliseconds to wait before each streamed word")
+      ->check(CLI::Range(0, 3'600'000))
       ->capture_default_str();
   app.add_flag("--test-routes", test_routes,
                "Tests only: add the Throw, Hang and Big routes that misbehave on purpose");
@@ -358,7 +390,8 @@ int main(int argc, char** argv) {
           s.dummy_output = out;
         },
         route_policy);
-    // TODO(issue 7): the streaming example (WordStream) attaches here.
+    ax.attach<bt::examples::word_stream>(
+        word_streamer(std::chrono::milliseconds(stream_delay_ms)), route_policy);
     if (test_routes) {
       attach_test_routes(ax);
       log->warn("--test-routes: the Throw, Hang and Big routes are attached (tests only)");

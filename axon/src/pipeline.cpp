@@ -23,6 +23,13 @@
 //      (worker pool, or coroutine)  500 Internal Server Error #<id> (handler threw; details logged)
 //                                   <status> from a bt::forward_error
 //  10  response                     200 + the body synapse echoed with outputs and to_headers()
+//      or, for a streaming route      200 text/event-stream, bt headers, the handler's chunks
+//      (PROTOCOL 7)                   (sent by its stream_writer as it goes), the final chunk
+//
+// A streaming route shares stages 1-8 and the deadline of 9. Its head goes out with the first
+// chunk (stream_writer.cpp); until then every failure is answered as above. After it, a failure
+// (handler threw, deadline, write failed or stalled, shutdown) can only cut the stream: the
+// connection closes without the final chunk.
 //
 // Rejections in stages 1-7 happen with the body unread: the answer carries `connection: close`
 // and the connection is closed instead of draining an unbounded body. Later failures keep the
@@ -34,6 +41,7 @@
 #include "axon_impl.hpp"
 #include "response.hpp"
 #include "session.hpp"
+#include "stream.hpp"
 
 #include <bt/body_hash.hpp>
 #include <bt/json_body.hpp>
@@ -45,6 +53,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/asio/write.hpp>
 
 #include <fmt/format.h>
 #include <sodium.h>
@@ -143,6 +152,85 @@ std::string python_seconds(double s) {
   return out;
 }
 
+/// What to answer for the exception a forward function threw.
+rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr error, bool close) {
+  rejection rej{500, {}, close};
+  try {
+    std::rethrow_exception(error);
+  } catch (const forward_error& e) {
+    rej.status = e.status() >= 100 && e.status() <= 599 ? e.status() : 500;
+    rej.message = e.what();
+  } catch (const std::exception& e) {
+    const std::string id = error_id();
+    core.log->warn("axon: forward of {} threw: {} (#{})", r.name(), e.what(), id);
+    rej.message = "Internal Server Error #" + id;
+  } catch (...) {
+    const std::string id = error_id();
+    core.log->warn("axon: forward of {} threw a non-exception (#{})", r.name(), id);
+    rej.message = "Internal Server Error #" + id;
+  }
+  return rej;
+}
+
+/// The end of a streamed answer (PROTOCOL 7), once the handler returned or the deadline passed.
+/// Before the head went out, failures are answered as for any route; after it, anything but a
+/// normal return cuts the stream (the connection closes without the final chunk).
+task<bool> finish_stream(connection& c, request_job& job, clock_type::time_point t0,
+                         bool client_keep_alive, double timeout_s) {
+  axon::impl& core = c.core_;
+  stream_state& st = *job.stream;
+  const route& r = *job.r;
+  const std::string_view hotkey = job.ctx.hotkey.empty() ? "-" : job.ctx.hotkey;
+  st.close_writer();  // whatever happens next, the handler's sends are over
+  const bool close = !client_keep_alive || c.stop_requested_;
+  rejection rej{};
+  if (!job.done) {
+    job.cancel.store(true, std::memory_order_relaxed);
+    job.coro_cancel.emit(net::cancellation_type::terminal);
+    if (c.aborted_) {
+      core.log->warn("axon: stream {} to {}:{} cut at shutdown (drain deadline passed)", r.name(),
+                     c.peer_ip_, c.peer_port_);
+      co_return false;
+    }
+    if (!st.head_started) {
+      rej = {408, "Request timeout after " + python_seconds(timeout_s) + " seconds", close};
+      co_return co_await answer(c, rej, &r, &job.headers, t0);
+    }
+    log_access(c, r.name(), hotkey, 200, "stream cut at the deadline", seconds_since(t0));
+    co_return false;
+  }
+  if (job.error) {
+    if (!st.head_started) {
+      rej = forward_failure(core, r, job.error, close);
+      co_return co_await answer(c, rej, &r, &job.headers, t0);
+    }
+    const std::string id = error_id();
+    try {
+      std::rethrow_exception(job.error);
+    } catch (const std::exception& e) {
+      core.log->warn("axon: stream {} cut: the forward threw after streaming began: {} (#{})",
+                     r.name(), e.what(), id);
+    } catch (...) {
+      core.log->warn("axon: stream {} cut: the forward threw a non-exception (#{})", r.name(), id);
+    }
+    log_access(c, r.name(), hotkey, 200, "stream cut: the forward threw", seconds_since(t0));
+    co_return false;
+  }
+  if (st.failed) {
+    log_access(c, r.name(), hotkey, 200, "stream cut: write failed", seconds_since(t0));
+    co_return false;
+  }
+  // The handler returned: the final chunk, with the head if nothing was sent.
+  std::array<net::const_buffer, 4> buffers{};
+  const std::size_t n = st.prepare(c, {}, buffers);
+  buffers[n] = net::buffer(last_chunk.data(), last_chunk.size());
+  c.stream_.expires_after(core.opts.write_timeout);
+  auto [ec, written] = co_await net::async_write(c.stream_, buffers, use_task);
+  (void)written;
+  log_access(c, r.name(), hotkey, 200, or_dash(job.body->axon.status_message), seconds_since(t0));
+  co_return !ec && !st.close && !c.stop_requested_;
+}
+
 }  // namespace
 
 // ---- request_job ----
@@ -150,7 +238,11 @@ std::string python_seconds(double s) {
 void request_job::run() noexcept {
   if (cancel.load(std::memory_order_relaxed)) return;  // answered 408 while queued
   try {
-    r->spec.forward(*body, ctx);
+    if (r->spec.stream) {
+      r->spec.stream(*body, writer, ctx);
+    } else {
+      r->spec.forward(*body, ctx);
+    }
   } catch (...) {
     error = std::current_exception();
   }
@@ -344,7 +436,7 @@ task<bool> serve_request(connection& c, request_parser& p) {
       }
     }
   }
-  const bool on_pool = static_cast<bool>(r->spec.forward) && !r->spec.run_inline;
+  const bool on_pool = (r->spec.forward || r->spec.stream) && !r->spec.run_inline;
   // Returns the queue slot unless the job was handed to the pool.
   struct reservation {
     worker_pool* pool = nullptr;
@@ -429,6 +521,11 @@ task<bool> serve_request(connection& c, request_parser& p) {
   s.axon.process_time.reset();
 
   // ---- 9. forward, under the request's deadline ----
+  if (r->spec.streaming()) {
+    job->stream = std::make_shared<stream_state>(c.weak_from_this(), job, c.strand(), *r, s, t0,
+                                                 deadline, !client_keep_alive);
+    job->writer = stream_writer(job->stream);
+  }
   if (r->spec.run_inline) {
     try {
       r->spec.forward(s, ctx);
@@ -436,9 +533,11 @@ task<bool> serve_request(connection& c, request_parser& p) {
       job->error = std::current_exception();
     }
     job->done = true;
-  } else if (r->spec.forward_async) {
+  } else if (r->spec.forward_async || r->spec.stream_async) {
     net::co_spawn(
-        c.strand(), r->spec.forward_async(s, ctx),
+        c.strand(),
+        r->spec.stream_async ? r->spec.stream_async(s, job->writer, ctx)
+                             : r->spec.forward_async(s, ctx),
         net::bind_cancellation_slot(
             job->coro_cancel.slot(),
             net::bind_executor(c.strand(), [job, weak = c.weak_from_this()](std::exception_ptr e) {
@@ -463,6 +562,7 @@ task<bool> serve_request(connection& c, request_parser& p) {
     (void)ec;
     c.waiting_job_ = nullptr;
   }
+  if (job->stream) co_return co_await finish_stream(c, *job, t0, client_keep_alive, timeout_s);
   if (!job->done) {
     // Deadline (or shutdown abort): answer without the handler and tell it to stop. Its result,
     // if it ever comes, is dropped: the request is answered exactly once.
@@ -480,21 +580,7 @@ task<bool> serve_request(connection& c, request_parser& p) {
     }
   }
   if (job->error) {
-    rej = {500, {}, !client_keep_alive || c.stop_requested_};
-    try {
-      std::rethrow_exception(job->error);
-    } catch (const forward_error& e) {
-      rej.status = e.status() >= 100 && e.status() <= 599 ? e.status() : 500;
-      rej.message = e.what();
-    } catch (const std::exception& e) {
-      const std::string id = error_id();
-      core.log->warn("axon: forward of {} threw: {} (#{})", r->name(), e.what(), id);
-      rej.message = "Internal Server Error #" + id;
-    } catch (...) {
-      const std::string id = error_id();
-      core.log->warn("axon: forward of {} threw a non-exception (#{})", r->name(), id);
-      rej.message = "Internal Server Error #" + id;
-    }
+    rej = forward_failure(core, *r, job->error, !client_keep_alive || c.stop_requested_);
     co_return co_await answer(c, rej, r, &h, t0);
   }
 

@@ -4,6 +4,7 @@
 
 #include "net.hpp"
 #include "request_parser.hpp"
+#include "stream.hpp"
 #include "worker_pool.hpp"
 
 #include <bt/axon.hpp>
@@ -33,6 +34,8 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   bool done = false;                // strand only: the handler finished
   std::weak_ptr<connection> conn;
   net::cancellation_signal coro_cancel;  // stops a coroutine handler at the deadline
+  std::shared_ptr<stream_state> stream;  // streaming routes only (PROTOCOL 7)
+  stream_writer writer;                  // handed to a streaming handler; shares `stream`
 
   void run() noexcept override;
   void complete(std::shared_ptr<pool_job> self) noexcept override;

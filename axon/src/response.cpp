@@ -103,6 +103,20 @@ int build_synapse_response(connection& c, const route& r, synapse& s, double pro
   return status;
 }
 
+void build_stream_head(std::string& out, const route& r, synapse& s, double process_time,
+                       bool close) {
+  if (!s.axon.status_code) s.axon.status_code = 200;
+  if (*s.axon.status_code == 200 && (!s.axon.status_message || s.axon.status_message->empty()))
+    s.axon.status_message = "Success";
+  s.axon.process_time = process_time;
+  out.assign("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n");
+  head_writer w(out);
+  to_headers(*r.spec.type, s, w, {});
+  out.append("transfer-encoding: chunked\r\n");
+  if (close) out.append("connection: close\r\n");
+  out.append("\r\n");
+}
+
 void build_error_response(connection& c, int status, std::string_view message, const route* r,
                           const synapse* headers, double process_time, bool close,
                           int retry_after_s) {

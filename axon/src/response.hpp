@@ -28,6 +28,13 @@ void build_error_response(connection& c, int status, std::string_view message, c
                           const synapse* headers, double process_time, bool close,
                           int retry_after_s = 0);
 
+/// The head of a streamed answer (PROTOCOL 7, D17) into `out`: HTTP 200 whatever the synapse's
+/// status says, `content-type: text/event-stream` first, the bt headers of `s` (axon.status_code
+/// 200 and status_message "Success" unless the forward chose them, axon.process_time set here),
+/// `transfer-encoding: chunked`, no Content-Length.
+void build_stream_head(std::string& out, const route& r, synapse& s, double process_time,
+                       bool close);
+
 /// "HTTP/1.1 100 Continue\r\n\r\n"
 inline constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 

@@ -5,6 +5,7 @@
 #include <bt/dendrite.hpp>
 #include <bt/dynamic_synapse.hpp>
 #include <bt/examples/dummy.hpp>
+#include <bt/examples/word_stream.hpp>
 #include <bt/json_body.hpp>
 #include <bt/keypair.hpp>
 #include <bt/wallet.hpp>
@@ -123,14 +124,15 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
 }
 
-/// Prints the results and the summary; returns 0 when every status is 200.
+/// Prints the results (unless already printed) and the summary; returns 0 when every status is
+/// 200.
 template <class T>
-int report(const std::vector<T>& results, double wall_seconds) {
+int report(const std::vector<T>& results, double wall_seconds, bool print_lines = true) {
   std::map<std::string, std::size_t> by_status;
   std::vector<double> latencies;
   bool all_ok = true;
   for (const T& r : results) {
-    std::cout << to_json_value(descriptor_for(r), r).dump() << '\n';
+    if (print_lines) std::cout << to_json_value(descriptor_for(r), r).dump() << '\n';
     const std::string key =
         r.dendrite.status_code ? std::to_string(*r.dendrite.status_code) : std::string("None");
     ++by_status[key];
@@ -160,6 +162,32 @@ int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>
   return report(results, wall);
 }
 
+/// --stream: one call_stream per axon, in order. Items go to stdout as they arrive (on the
+/// dendrite's thread while this one waits), flushed; then the final synapse's JSON line.
+template <class T>
+int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons, const T& proto) {
+  dendrite d(std::move(key), dendrite_options{.external_ip = cfg.external_ip});
+  constexpr bool raw = !streaming_synapse<T>;  // dynamic: the body bytes verbatim
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<T> results;
+  for (const axon_info& a : axons) {
+    bool at_line_start = true;
+    T r = d.call_stream(a, proto, cfg.timeout, [&at_line_start](std::string_view item) {
+      std::fwrite(item.data(), 1, item.size(), stdout);
+      if (!raw) std::fputc('\n', stdout);
+      if (raw && !item.empty()) at_line_start = item.back() == '\n';
+      std::fflush(stdout);
+    });
+    if (!at_line_start) std::fputc('\n', stdout);
+    std::fputs(to_json_value(descriptor_for(r), r).dump().c_str(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    results.push_back(std::move(r));
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report(results, wall, false);
+}
+
 }  // namespace
 
 CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
@@ -167,8 +195,8 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
   q->add_option("--axon", cfg.axon, "Target IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)");
   q->add_option("--axons", cfg.axons_file, "JSON file: a list of AxonInfo objects (e.g. an exported metagraph)");
   q->add_option("--synapse", cfg.synapse,
-                "Synapse name: Synapse (ping) and Dummy are known; any other name is dynamic, "
-                "described by --fields/--required/--hash-fields (default Synapse)");
+                "Synapse name: Synapse (ping), Dummy and WordStream (streaming) are known; any other "
+                "name is dynamic, described by --fields/--required/--hash-fields (default Synapse)");
   q->add_option("--fields", cfg.fields, "JSON object of field values, in declaration order");
   q->add_option("--required", cfg.required, "Required fields of a dynamic synapse (no default in Python)");
   q->add_option("--hash-fields", cfg.hash_fields, "required_hash_fields of a dynamic synapse, in order");
@@ -180,6 +208,11 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
   q->add_option("--external-ip", cfg.external_ip,
                 "bt_header_dendrite_ip value (default: the local address of each connection)");
   q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)");
+  q->add_flag("--dynamic", cfg.dynamic,
+              "Treat --synapse as a dynamic type even when the name is a known one");
+  q->add_flag("--stream", cfg.stream,
+              "Streaming synapse (WordStream or dynamic): print each item as it arrives, then the "
+              "final synapse; axons are queried one after another");
   return q;
 }
 
@@ -196,17 +229,27 @@ int run_query(const query_config& cfg) {
     const json fields = parse_fields(cfg);
     keypair key = load_signer(cfg);
 
-    if (cfg.synapse == "Synapse" || cfg.synapse == "Dummy") {
+    const bool known = !cfg.dynamic && (cfg.synapse == "Synapse" || cfg.synapse == "Dummy" ||
+                                         cfg.synapse == "WordStream");
+    if (known) {
       if (!cfg.required.empty() || !cfg.hash_fields.empty())
         throw usage_error{"--required/--hash-fields describe dynamic synapses; " + cfg.synapse +
                           " is a known type"};
     }
-    if (cfg.synapse == "Synapse") {
+    if (known && cfg.stream && cfg.synapse != "WordStream")
+      throw usage_error{"--stream: " + cfg.synapse + " is not a streaming synapse (WordStream is)"};
+    if (known && cfg.synapse == "WordStream") {
+      examples::word_stream s;
+      assign_fields(descriptor_of<examples::word_stream>(), s, fields);
+      if (cfg.stream) return stream_all(cfg, std::move(key), axons, s);
+      return query_all(cfg, std::move(key), axons, s);
+    }
+    if (known && cfg.synapse == "Synapse") {
       synapse s;
       assign_fields(descriptor_of<synapse>(), s, fields);
       return query_all(cfg, std::move(key), axons, s);
     }
-    if (cfg.synapse == "Dummy") {
+    if (known && cfg.synapse == "Dummy") {
       examples::dummy s;
       assign_fields(descriptor_of<examples::dummy>(), s, fields);
       return query_all(cfg, std::move(key), axons, s);
@@ -228,6 +271,7 @@ int run_query(const query_config& cfg) {
     if (!type || err) throw usage_error{"--synapse " + cfg.synapse + ": " + err.message()};
     dynamic_synapse s(type);
     assign_fields(*type, s, fields);
+    if (cfg.stream) return stream_all(cfg, std::move(key), axons, s);
     return query_all(cfg, std::move(key), axons, s);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "bt-dendrite query: %s\n", e.message.c_str());

@@ -4,6 +4,9 @@
 //   bt-dendrite query --axons metagraph_axons.json --synapse Synapse --timeout 5 --uri //Alice
 //
 // stdout: one JSON line per axon, in order: the resulting synapse as model_dump() shows it.
+// With --stream (streaming synapses, PROTOCOL 7; WordStream or a dynamic type) the axons are
+// queried one after another; each item is printed as it arrives (flushed), a typed item on its
+// own line, a dynamic type's raw body bytes verbatim; then the final synapse's JSON line.
 // stderr: a summary (counts by status, latency percentiles).
 // Exit status: 0 when every answer was 200, 1 otherwise, 2 for bad usage.
 #pragma once
@@ -30,6 +33,8 @@ struct query_config {
   std::string wallet_hotkey;        ///< --wallet.hotkey
   std::string external_ip;          ///< --external-ip: the bt_header_dendrite_ip value
   std::size_t concurrency = 256;    ///< --concurrency: calls in flight at once
+  bool stream = false;              ///< --stream: call_stream, items printed as they arrive
+  bool dynamic = false;             ///< --dynamic: describe even a known name by the flags
 };
 
 /// Adds the `query` subcommand to `app`; `cfg` must outlive the parse. Returns the subcommand

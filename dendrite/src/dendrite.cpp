@@ -97,11 +97,14 @@ struct dendrite_state {
   std::unordered_map<dendrite_call*, std::weak_ptr<dendrite_call>> active;
 
   dendrite_state(dendrite_options o, keypair k, net::any_io_executor e)
-      : opt(std::move(o)), key(std::move(k)), uuid(make_uuid1()), ex(std::move(e)), log(opt.logger) {}
+      : opt(std::move(o)), key(std::move(k)), uuid(make_uuid1()), ex(std::move(e)), log(opt.logger) {
+    if (opt.insecure_skip_signing && log)
+      log->warn("dendrite: REQUEST SIGNING IS OFF (insecure_skip_signing); benchmarks only, loopback axons only");
+  }
 
   request_identity identity() const {
-    return request_identity{.key = &key, .hotkey = key.ss58_address(), .uuid = uuid,
-                            .version = opt.version};
+    return request_identity{.key = opt.insecure_skip_signing ? nullptr : &key,
+                            .hotkey = key.ss58_address(), .uuid = uuid, .version = opt.version};
   }
 
   /// time.time_ns(), strictly increasing per dendrite (two calls in the same nanosecond, or a
@@ -230,6 +233,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
 
   std::function<void()> on_done;  // set before start(); runs on the op's executor
 
+  /// Makes this a streaming call (call_stream, PROTOCOL 7): a 200 body goes to `sink` as it
+  /// arrives (dendrite_stream.cpp). `sink` must outlive the op. Set before start().
+  void set_stream(stream_sink* sink) noexcept { stream_ = sink; }
+
   const net::any_io_executor& executor() const noexcept { return exec_; }
 
   /// Begins the call: posts onto the op's executor (never completes inline).
@@ -284,6 +291,9 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     }
     // Our own public address: talk to our own miner over loopback (PROTOCOL 4.1, D19).
     if (!ext.empty() && target_.ip == ext) addr = net::ip::make_address_v4("127.0.0.1");
+    if (st_->opt.insecure_skip_signing && !addr.is_loopback())
+      return fail(dendrite_errc::invalid_address,
+                  "insecure_skip_signing refuses the non-loopback axon '" + target_.ip + "'");
     ep_ = tcp::endpoint(addr, target_.port);
     host_ = host_header(target_.ip, target_.port);
 
@@ -362,6 +372,13 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(st_->opt.max_response_header_bytes, UINT32_MAX)));
     parser_->body_limit(st_->opt.max_response_body_bytes);
+    if (stream_) {
+      http::async_read_header(conn_->socket, conn_->buffer, *parser_,
+                              bind([self = shared_from_this()](beast::error_code e, std::size_t) {
+                                self->on_stream_head(e);
+                              }));
+      return;
+    }
     http::async_read(conn_->socket, conn_->buffer, *parser_,
                      bind([self = shared_from_this()](beast::error_code e, std::size_t) {
                        self->on_read(e);
@@ -386,29 +403,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   void on_read(beast::error_code ec) {
     if (timed_out_) return fail(dendrite_errc::timeout, {});
     if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
-    if (ec) {
-      if (may_retry()) return retry();
-      if (ec == http::error::body_limit)
-        return fail(dendrite_errc::response_too_large,
-                    "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) +
-                        " bytes");
-      if (ec == http::error::header_limit)
-        return fail(dendrite_errc::response_too_large,
-                    "response head exceeds " +
-                        std::to_string(st_->opt.max_response_header_bytes) + " bytes");
-      const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                          ec == net::error::eof || ec == net::error::connection_reset ||
-                          ec == net::error::connection_aborted || ec == net::error::broken_pipe;
-      if (closed && parser_->is_header_done()) return fail(dendrite_errc::payload_incomplete, {});
-      if (closed) {
-        const bool eof = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                         ec == net::error::eof;
-        return fail(dendrite_errc::disconnected, eof ? std::string() : ec.message());
-      }
-      if (&ec.category() == &http::make_error_code(http::error::bad_field).category())
-        return fail(dendrite_errc::malformed_response, "invalid HTTP response: " + ec.message());
-      return fail(dendrite_errc::disconnected, ec.message());
-    }
+    if (ec) return on_read_error(ec);
 
     auto& res = parser_->get();
     std::string detail;
@@ -418,6 +413,100 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     s.dendrite.process_time = std::chrono::duration<double>(steady::now() - begin_).count();
     keep_ = res.keep_alive() && conn_->buffer.size() == 0;
     finish();
+  }
+
+  // ---- streaming (call_stream): the head as for call(), then a 200 body read incrementally ----
+
+  void on_stream_head(beast::error_code ec) {
+    if (timed_out_) return fail(dendrite_errc::timeout, {});
+    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
+    if (ec) return on_read_error(ec);
+    if (parser_->get().result_int() != 200) {
+      // An ordinary answer (401, 404, 503, ... from stages 1-5): the JSON error path of 6.3.
+      http::async_read(conn_->socket, conn_->buffer, *parser_,
+                       bind([self = shared_from_this()](beast::error_code e, std::size_t) {
+                         self->on_read(e);
+                       }));
+      return;
+    }
+    // PROTOCOL 7: the body is an opaque byte stream for the type's parser, whatever its
+    // content type says (D17). The parser's body limit counts the whole stream.
+    on_stream_read({});
+  }
+
+  /// Hands the body bytes parsed so far to the sink, then reads more until the body is complete.
+  /// The deadline timer closing the socket ends the loop like any other read.
+  void on_stream_read(beast::error_code ec) {
+    // Bytes that arrived before a deadline, a cancellation or a close are still delivered.
+    std::string& body = parser_->get().body();
+    if (!body.empty()) {
+      if (!feed_stream(body)) return;
+      body.clear();
+    }
+    if (timed_out_) return fail(dendrite_errc::timeout, {});
+    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
+    if (ec) return on_read_error(ec);
+    if (parser_->is_done()) return end_stream();
+    http::async_read_some(conn_->socket, conn_->buffer, *parser_,
+                          bind([self = shared_from_this()](beast::error_code e, std::size_t) {
+                            self->on_stream_read(e);
+                          }));
+  }
+
+  /// Runs the type's parser (and the caller's on_item); an exception from either ends the call.
+  bool feed_stream(std::string_view bytes) {
+    try {
+      stream_->push(*ref_.object, bytes);
+      return true;
+    } catch (const std::exception& e) {
+      fail(dendrite_errc::malformed_response, std::string("stream parser failed: ") + e.what());
+    } catch (...) {
+      fail(dendrite_errc::malformed_response, "stream parser failed");
+    }
+    return false;
+  }
+
+  void end_stream() {
+    try {
+      stream_->end(*ref_.object);
+    } catch (const std::exception& e) {
+      return fail(dendrite_errc::malformed_response, std::string("stream parser failed: ") + e.what());
+    } catch (...) {
+      return fail(dendrite_errc::malformed_response, "stream parser failed");
+    }
+    auto& res = parser_->get();
+    std::string detail;
+    synapse& s = *ref_.object;
+    if (auto e = apply_stream_headers(s, res, detail); e)
+      return fail(static_cast<dendrite_errc>(e.value()), detail);
+    s.dendrite.process_time = std::chrono::duration<double>(steady::now() - begin_).count();
+    keep_ = res.keep_alive() && conn_->buffer.size() == 0;
+    finish();
+  }
+
+  /// A failed read of the response (head or body): the failure table of docs/dendrite.md.
+  void on_read_error(beast::error_code ec) {
+    if (may_retry()) return retry();
+    if (ec == http::error::body_limit)
+      return fail(dendrite_errc::response_too_large,
+                  "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) +
+                      " bytes");
+    if (ec == http::error::header_limit)
+      return fail(dendrite_errc::response_too_large,
+                  "response head exceeds " +
+                      std::to_string(st_->opt.max_response_header_bytes) + " bytes");
+    const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                        ec == net::error::eof || ec == net::error::connection_reset ||
+                        ec == net::error::connection_aborted || ec == net::error::broken_pipe;
+    if (closed && parser_->is_header_done()) return fail(dendrite_errc::payload_incomplete, {});
+    if (closed) {
+      const bool eof = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                       ec == net::error::eof;
+      return fail(dendrite_errc::disconnected, eof ? std::string() : ec.message());
+    }
+    if (&ec.category() == &http::make_error_code(http::error::bad_field).category())
+      return fail(dendrite_errc::malformed_response, "invalid HTTP response: " + ec.message());
+    return fail(dendrite_errc::disconnected, ec.message());
   }
 
   void fail(dendrite_errc e, std::string_view detail) {
@@ -462,6 +551,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::string host_;
   std::unique_ptr<pooled_connection> conn_;
   std::optional<http::response_parser<http::string_body>> parser_;
+  stream_sink* stream_ = nullptr;  ///< set: a streaming call
   std::string cancel_reason_;
   bool registered_ = false;
   bool started_ = false;
@@ -511,6 +601,7 @@ struct dendrite_completion {
 struct dendrite_single_call {
   axon_info target;
   std::optional<dendrite_completion> done;
+  stream_sink stream;  ///< call_stream's parser (unused by call)
 };
 
 /// A fan-out: launches calls up to max_concurrency and completes when all have.
@@ -669,6 +760,25 @@ void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double
   call->done.emplace(std::move(handler), state_->ex);
   auto op = std::make_shared<detail::dendrite_call>(state_, call->target, ref, timeout,
                                               detail::dendrite_deadline_after(timeout));
+  if (call->done->slot.is_connected()) {
+    call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
+      if (auto sp = w.lock()) sp->cancel("cancelled by the caller");
+    });
+  }
+  op->on_done = [call] { call->done->complete(); };
+  op->start();
+}
+
+void dendrite::async_call_stream_impl(axon_info target, detail::synapse_ref ref, double timeout,
+                                      detail::stream_sink sink,
+                                      net::any_completion_handler<void()> handler) {
+  auto call = std::make_shared<detail::dendrite_single_call>();
+  call->target = std::move(target);
+  call->stream = std::move(sink);
+  call->done.emplace(std::move(handler), state_->ex);
+  auto op = std::make_shared<detail::dendrite_call>(state_, call->target, ref, timeout,
+                                                    detail::dendrite_deadline_after(timeout));
+  op->set_stream(&call->stream);
   if (call->done->slot.is_connected()) {
     call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
       if (auto sp = w.lock()) sp->cancel("cancelled by the caller");

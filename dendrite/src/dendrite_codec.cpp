@@ -159,13 +159,15 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
     scratch.append(d.constant_body_hash());
   else
     scratch.append(body_hash(d, s));
-  const signature_bytes sig = id.key->sign(std::string_view(scratch));
   const std::string_view hash = std::string_view(scratch).substr(hash_at);  // reused in headers
-  std::string signature;
-  signature.reserve(2 + 2 * sig.size());
-  signature.append("0x");
-  signature.append(to_hex(sig));
-  s.dendrite.signature = std::move(signature);
+  if (id.key) {  // null: dendrite_options::insecure_skip_signing (benchmarks), no signature sent
+    const signature_bytes sig = id.key->sign(std::string_view(scratch));
+    std::string signature;
+    signature.reserve(2 + 2 * sig.size());
+    signature.append("0x");
+    signature.append(to_hex(sig));
+    s.dendrite.signature = std::move(signature);
+  }
 
   body.clear();
   write_json_body(d, s, body, json_style::python_dumps);

@@ -170,3 +170,38 @@ TEST_CASE("against our axon: concurrent calls from one dendrite", "[dendrite][ax
     for (auto& r : rs2) CHECK(r.dendrite.status_code == 200);
   }
 }
+
+TEST_CASE("insecure_skip_signing: unsigned requests, accepted only by a no-verification axon",
+          "[dendrite][axon]") {
+  bt::dendrite d(alice(), {.insecure_skip_signing = true});
+
+  // An axon that verifies answers the unsigned request 401 (no signature header at all).
+  {
+    running_axon srv;
+    auto r = d.call(srv.info(), bt::synapse{}, 5.0);
+    CHECK(r.dendrite.status_code == 401);
+    CHECK_FALSE(r.dendrite.signature.has_value());
+  }
+  // One with insecure_skip_verification (loopback) answers 200.
+  {
+    auto o = bt::axon_options::loopback();
+    o.insecure_skip_verification = true;
+    bt::axon ax(bob(), o);
+    ax.start();
+    auto info = ax.info();
+    info.ip = "127.0.0.1";
+    auto r = d.call(info, bt::synapse{}, 5.0);
+    CHECK(r.dendrite.status_code == 200);
+    CHECK_FALSE(r.dendrite.signature.has_value());
+    ax.stop();
+  }
+  // A non-loopback axon is refused before anything is sent (TEST-NET-1 is never reached).
+  bt::axon_info far;
+  far.ip = "192.0.2.1";
+  far.port = 8091;
+  far.hotkey = bob().ss58_address();
+  auto r = d.call(far, bt::synapse{}, 5.0);
+  CHECK(r.dendrite.status_code == 422);
+  CHECK(r.dendrite.status_message.value_or("").find("insecure_skip_signing") != std::string::npos);
+  CHECK(d.stats().connections_opened == 2);  // no connect attempt for the refused one
+}

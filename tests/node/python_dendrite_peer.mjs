@@ -356,7 +356,7 @@ try {
   {
     const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: aliceUuid });
     req.path = '/Nope';
-    const { res } = await expectError('unknown synapse', 'Synapse', req, 404, "Synapse name 'Nope' not found. Available synapses ['Synapse', 'Dummy']");
+    const { res } = await expectError('unknown synapse', 'Synapse', req, 404, "Synapse name 'Nope' not found. Available synapses ['Synapse', 'Dummy', 'WordStream']");
     check(res.headers.name === 'Synapse', '404 headers come from a base Synapse');
   }
   await expectError('malformed body', 'Dummy',

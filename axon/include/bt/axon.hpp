@@ -24,6 +24,7 @@
 #include <bt/dynamic_synapse.hpp>
 #include <bt/keypair.hpp>
 #include <bt/request_context.hpp>
+#include <bt/stream_writer.hpp>
 #include <bt/synapse.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -87,47 +88,77 @@ using synapse_ptr = std::unique_ptr<synapse, void (*)(synapse*)>;
 struct route_spec {
   std::shared_ptr<const synapse_descriptor> type;
   std::function<synapse_ptr()> make;  ///< a default-constructed object of the route's type
-  /// Exactly one of the two is set.
+  /// Exactly one of the four is set: a plain forward (worker pool / coroutine), or a streaming
+  /// forward (worker pool with blocking sends / coroutine). The pipeline up to the body hash is
+  /// the same for all; only the response stage differs.
   std::function<void(synapse&, const request_context&)> forward;
   std::function<boost::asio::awaitable<void>(synapse&, const request_context&)> forward_async;
+  std::function<void(synapse&, stream_writer&, const request_context&)> stream;
+  std::function<boost::asio::awaitable<void>(synapse&, stream_writer&, const request_context&)>
+      stream_async;
   route_options policy;
   /// Only for the built-in ping, whose forward returns its input: runs on the I/O thread.
   bool run_inline = false;
-  // TODO(issue 7): a streaming forward (synapse + chunk writer) becomes a third alternative here;
-  // the pipeline up to the body hash is shared, only the response stage differs.
+
+  bool streaming() const noexcept { return stream || stream_async; }
 };
 
 template <class>
 inline constexpr bool dependent_false = false;
 
+/// Stores `g` (already called with the full argument list) in the slot its result selects.
+template <class T, class G>
+void bind_plain(route_spec& r, G g) {
+  using result = std::invoke_result_t<G&, T&, const request_context&>;
+  if constexpr (std::is_same_v<result, boost::asio::awaitable<void>>) {
+    r.forward_async = [g](synapse& s, const request_context& c) {
+      return g(static_cast<T&>(s), c);
+    };
+  } else {
+    static_assert(std::is_void_v<result>, "a forward function returns void or awaitable<void>");
+    r.forward = [g](synapse& s, const request_context& c) { g(static_cast<T&>(s), c); };
+  }
+}
+
+template <class T, class G>
+void bind_streaming(route_spec& r, G g) {
+  using result = std::invoke_result_t<G&, T&, stream_writer&, const request_context&>;
+  if constexpr (std::is_same_v<result, boost::asio::awaitable<void>>) {
+    r.stream_async = [g](synapse& s, stream_writer& w, const request_context& c) {
+      return g(static_cast<T&>(s), w, c);
+    };
+  } else {
+    static_assert(std::is_void_v<result>,
+                  "a streaming forward function returns void or awaitable<void>");
+    r.stream = [g](synapse& s, stream_writer& w, const request_context& c) {
+      g(static_cast<T&>(s), w, c);
+    };
+  }
+}
+
+/// Recognises the forward's form by what it can be called with, then by what it returns.
 template <class T, class F>
 void bind_forward(route_spec& r, F&& f) {
   using fn_type = std::decay_t<F>;
   auto fn = std::make_shared<fn_type>(std::forward<F>(f));
-  if constexpr (std::is_invocable_v<fn_type&, T&, const request_context&>) {
-    using result = std::invoke_result_t<fn_type&, T&, const request_context&>;
-    if constexpr (std::is_same_v<result, boost::asio::awaitable<void>>) {
-      r.forward_async = [fn](synapse& s, const request_context& c) {
-        return (*fn)(static_cast<T&>(s), c);
-      };
-    } else {
-      static_assert(std::is_void_v<result>, "a forward function returns void or awaitable<void>");
-      r.forward = [fn](synapse& s, const request_context& c) { (*fn)(static_cast<T&>(s), c); };
-    }
+  if constexpr (std::is_invocable_v<fn_type&, T&, stream_writer&, const request_context&>) {
+    bind_streaming<T>(r, [fn](T& s, stream_writer& w, const request_context& c) {
+      return (*fn)(s, w, c);
+    });
+  } else if constexpr (std::is_invocable_v<fn_type&, T&, stream_writer&>) {
+    bind_streaming<T>(r, [fn](T& s, stream_writer& w, const request_context&) {
+      return (*fn)(s, w);
+    });
+  } else if constexpr (std::is_invocable_v<fn_type&, T&, const request_context&>) {
+    bind_plain<T>(r, [fn](T& s, const request_context& c) { return (*fn)(s, c); });
   } else if constexpr (std::is_invocable_v<fn_type&, T&>) {
-    using result = std::invoke_result_t<fn_type&, T&>;
-    if constexpr (std::is_same_v<result, boost::asio::awaitable<void>>) {
-      r.forward_async = [fn](synapse& s, const request_context&) {
-        return (*fn)(static_cast<T&>(s));
-      };
-    } else {
-      static_assert(std::is_void_v<result>, "a forward function returns void or awaitable<void>");
-      r.forward = [fn](synapse& s, const request_context&) { (*fn)(static_cast<T&>(s)); };
-    }
+    bind_plain<T>(r, [fn](T& s, const request_context&) { return (*fn)(s); });
   } else {
     static_assert(dependent_false<F>,
-                  "forward must be callable as f(T&, const bt::request_context&) or f(T&), "
-                  "returning void (worker pool) or boost::asio::awaitable<void> (coroutine)");
+                  "forward must be callable as f(T&, const bt::request_context&) or f(T&), or "
+                  "(streaming) as f(T&, bt::stream_writer&, const bt::request_context&) or "
+                  "f(T&, bt::stream_writer&); returning void (worker pool) or "
+                  "boost::asio::awaitable<void> (coroutine)");
   }
 }
 
@@ -151,6 +182,12 @@ class axon {
   ///     (must not block; it is told to stop through Asio cancellation at the deadline)
   /// It fills the outputs of the synapse in place; the synapse is then echoed back (PROTOCOL 5.11).
   /// It may set `axon.status_code`/`status_message` or throw bt::forward_error.
+  /// A streaming forward (PROTOCOL 7) also takes the chunk writer (bt/stream_writer.hpp):
+  ///   void(T&, stream_writer&, const request_context&)  or  void(T&, stream_writer&)
+  ///     -- worker pool, writer.send_blocking()
+  ///   awaitable<void>(T&, stream_writer&, const request_context&) or (T&, stream_writer&)
+  ///     -- coroutine on the I/O thread, co_await writer.send()
+  /// T is usually a bt::streaming_synapse, but the axon needs only its synapse part.
   /// Forward functions may run concurrently: they must be thread-safe.
   /// Call before start(). Attaching "Synapse" replaces the built-in ping; attaching another name
   /// twice throws std::logic_error.

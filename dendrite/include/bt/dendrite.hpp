@@ -15,7 +15,9 @@
 #include <bt/axon_info.hpp>
 #include <bt/dendrite_error.hpp>
 #include <bt/detail/dendrite_ops.hpp>
+#include <bt/detail/dendrite_stream.hpp>
 #include <bt/keypair.hpp>
+#include <bt/streaming_synapse.hpp>
 #include <bt/synapse.hpp>
 #include <bt/version.hpp>
 
@@ -24,11 +26,13 @@
 #include <boost/asio/async_result.hpp>
 
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <future>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -77,6 +81,12 @@ struct dendrite_options {
   std::size_t max_response_header_bytes = 64u << 10;
   /// Where per-call lines ("dendrite | --> | ..." at debug) and warnings go; null: nowhere.
   std::shared_ptr<spdlog::logger> logger{};
+  /// BENCHMARKS ONLY (bt-ping --no-crypto): send requests without a signature (no
+  /// bt_header_dendrite_signature), to measure the framework without the sr25519 cost. Only an
+  /// axon running with insecure_skip_verification accepts them. Calls to an axon whose address
+  /// is not loopback fail at once (invalid_address) and are never sent; the dendrite logs a
+  /// warning when constructed with it.
+  bool insecure_skip_signing = false;
 };
 
 /// Counters for tests and monitoring (monotonic since construction).
@@ -179,7 +189,55 @@ class dendrite {
     return f.get();
   }
 
+  /// Queries one streaming axon (PROTOCOL 7, Python's call_stream). The request is call()'s. A
+  /// 200 answer's body is read as it arrives, under the same total deadline, and handed to T's
+  /// parser (process_stream_bytes, then finish_stream at the end of a complete body), which calls
+  /// `on_item(std::string_view)` for each item: on a dendrite I/O thread, in order, the view
+  /// valid during the call only; keep it short and do not throw (an exception ends the call with
+  /// 422). For bt::dynamic_synapse (no parser) the items are the body bytes as received, split
+  /// anywhere. Completion `void(T)`: the final synapse, i.e. the fields T's parser set plus the
+  /// response headers' axon block (PROTOCOL 6.4) and dendrite.status_code/status_message:
+  ///  * 200 when the whole stream arrived and the miner's headers said 200;
+  ///  * 408 when the deadline cut the stream (the items before the cut were delivered; the
+  ///    partial item T's parser holds is not: finish_stream runs only after a complete body);
+  ///  * 422 "response body exceeds N bytes" when the stream passes max_response_body_bytes;
+  ///  * 400 when the miner closed inside the stream; the other failures as for call();
+  ///  * a non-200 answer (401, 404, 503, ...) is an ordinary JSON error answer, merged as call().
+  /// A stream cut for any reason closes its connection (never pooled).
+  template <class T, class OnItem, boost::asio::completion_token_for<void(T)> Token>
+    requires(streaming_synapse<T> || std::is_base_of_v<dynamic_synapse, T>) &&
+            std::invocable<OnItem&, std::string_view>
+  auto async_call_stream(axon_info target, T syn, double timeout, OnItem on_item, Token&& token) {
+    return boost::asio::async_initiate<Token, void(T)>(
+        [this](auto handler, axon_info target, T syn, double timeout, OnItem on_item) {
+          auto result = std::make_unique<T>(std::move(syn));
+          const detail::synapse_ref ref = detail::make_synapse_ref(*result);
+          async_call_stream_impl(std::move(target), ref, timeout,
+                                 detail::make_stream_sink<T>(std::move(on_item)),
+                                 detail::result_handler<T, std::decay_t<decltype(handler)>>{
+                                     std::move(handler), std::move(result)});
+        },
+        token, std::move(target), std::move(syn), timeout, std::move(on_item));
+  }
+
+  /// Blocking async_call_stream: `on_item` runs on a dendrite I/O thread while this waits.
+  /// Must not be called from a thread running the dendrite's executor.
+  template <class T, class OnItem>
+    requires(streaming_synapse<T> || std::is_base_of_v<dynamic_synapse, T>) &&
+            std::invocable<OnItem&, std::string_view>
+  T call_stream(const axon_info& target, T syn, double timeout, OnItem on_item) {
+    check_blocking_allowed();
+    std::promise<T> p;
+    auto f = p.get_future();
+    async_call_stream(target, std::move(syn), timeout, std::move(on_item),
+                      [p = std::move(p)](T r) mutable { p.set_value(std::move(r)); });
+    return f.get();
+  }
+
  private:
+  void async_call_stream_impl(axon_info target, detail::synapse_ref ref, double timeout,
+                              detail::stream_sink sink,
+                              boost::asio::any_completion_handler<void()> handler);
   void async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
                        boost::asio::any_completion_handler<void()> handler);
   void async_forward_impl(std::vector<axon_info> axons, std::vector<detail::synapse_ref> refs,

@@ -74,7 +74,7 @@ struct result_handler {
 
 /// What this dendrite puts into every request.
 struct request_identity {
-  const keypair* key = nullptr;
+  const keypair* key = nullptr;  ///< null: no signature (dendrite_options::insecure_skip_signing)
   std::string_view hotkey;  ///< key->ss58_address()
   std::string_view uuid;    ///< per-instance uuid1 text
   std::int64_t version = 0; ///< version_as_int announced

@@ -1,0 +1,238 @@
+// Fuzz target: a whole HTTP request through the axon's request handling (session.cpp's head
+// parser, request_parser.hpp feeding the header codec, every stage of pipeline.cpp, response.cpp).
+//
+// Transport: the axon's connection type is bound to a TCP socket (axon/src/net.hpp), so instead of
+// Beast's test stream the target runs one real bt::axon on 127.0.0.1 (one I/O thread, one worker)
+// and sends each input over a fresh loopback connection: write the bytes, shut down the sending
+// side, read the answer until the axon closes. Coverage counters are process-wide, so the axon's
+// thread is instrumented like the caller's; each input is finished (connection closed by the
+// axon) before the next starts. About 1-2k inputs per second; see docs/reliability.md.
+//
+// Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
+// although a request must be fresh and signed to pass verification):
+//   @NONCE@   a fresh nonce (wall-clock ns, strictly increasing across inputs)
+//   @HOTKEY@  the caller's SS58 address (a fixed sr25519 key), @AXON@ the axon's
+//   @HASH@    the body hash of the body (the part after the first blank line) for the route named
+//             in the request line, when it parses as that type ("" otherwise)
+//   @SIG@     "0x" + the caller's signature of "{nonce}.{hotkey}.{axon}.{uuid}.{hash}" taken from
+//             the request's bt_header_dendrite_nonce/_hotkey/_uuid and computed_body_hash headers
+//   @CL@      the body's length in bytes
+// Routes: the built-in Synapse ping, Dummy (echo) and Hashed (a dynamic type with a hash field).
+// The nonce store accepts every verified nonce (a replay store would make inputs depend on the
+// ones before them; tests/axon/nonce_store_test.cpp covers it); error answers are not signed
+// (sign_error_responses = false: the signing cost would halve the rate and parses nothing).
+// Invariant: whatever arrives, the axon answers with nothing or with well-formed HTTP/1.1
+// responses (status line with a 3-digit status), and the connection ends (no hang: libFuzzer's
+// -timeout catches one).
+#include <bt/axon.hpp>
+#include <bt/body_hash.hpp>
+#include <bt/examples/dummy.hpp>
+#include <bt/hex.hpp>
+#include <bt/json_body.hpp>
+
+#include "fuzz_support.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace {
+
+struct accept_all_nonces final : bt::nonce_store {
+  bt::nonce_verdict record(std::string_view, std::string_view, std::int64_t, std::int64_t,
+                           std::int64_t) noexcept override {
+    return bt::nonce_verdict::accepted;
+  }
+};
+
+std::shared_ptr<const bt::synapse_descriptor> make_hashed_type() {
+  bt::error err;
+  auto d = bt::make_dynamic_descriptor("Hashed", {{"a", bt::required}, {"b", bt::field_kind::optional}},
+                                       {"a"}, err);
+  if (!d) bt::fuzz::invariant_failed("Hashed descriptor", __FILE__, __LINE__);
+  return d;
+}
+
+struct fixture {
+  bt::keypair caller = bt::keypair::from_seed(std::array<std::uint8_t, 32>{1, 2, 3});
+  std::shared_ptr<const bt::synapse_descriptor> hashed = make_hashed_type();
+  std::unique_ptr<bt::axon> ax;
+  std::uint16_t port = 0;
+  std::int64_t last_nonce = 0;
+
+  fixture() {
+    bt::axon_options o = bt::axon_options::loopback();
+    o.io_threads = 1;
+    o.max_workers = 1;
+    o.sign_error_responses = false;
+    o.nonces = std::make_shared<accept_all_nonces>();
+    o.header_timeout = std::chrono::milliseconds(2000);
+    o.idle_timeout = std::chrono::milliseconds(2000);
+    o.max_body_bytes = 1 << 20;
+    ax = std::make_unique<bt::axon>(bt::keypair::from_seed(std::array<std::uint8_t, 32>{9, 8, 7}), o);
+    ax->attach<bt::examples::dummy>([](bt::examples::dummy& s) { s.dummy_output = s.dummy_input; });
+    ax->attach(hashed, [](bt::dynamic_synapse& s) {
+      if (auto* b = s.get("b")) *b = *s.get("a");
+    });
+    ax->start();
+    port = ax->port();
+  }
+
+  std::int64_t next_nonce() {
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    last_nonce = std::max(now, last_nonce + 1);
+    return last_nonce;
+  }
+};
+
+fixture& fx() {
+  // Never destroyed: the axon's threads must not be joined from an atexit handler while
+  // libFuzzer exits (stop() is bounded by drain_timeout anyway).
+  static fixture* f = new fixture();
+  return *f;
+}
+
+void replace_all(std::string& s, std::string_view token, std::string_view value) {
+  for (std::size_t pos = s.find(token); pos != std::string::npos; pos = s.find(token, pos + value.size()))
+    s.replace(pos, token.size(), value);
+}
+
+std::size_t head_end(const std::string& s) {
+  const auto p = s.find("\r\n\r\n");
+  return p == std::string::npos ? s.size() : p + 4;
+}
+
+/// Value of the first header line `name: value` in the head (case-insensitive name), trimmed.
+std::string header_value(std::string_view head, std::string_view name) {
+  std::size_t pos = 0;
+  while (pos < head.size()) {
+    std::size_t eol = head.find("\r\n", pos);
+    if (eol == std::string_view::npos) eol = head.size();
+    const std::string_view line = head.substr(pos, eol - pos);
+    pos = eol + 2;
+    const auto colon = line.find(':');
+    if (colon != name.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < colon && same; ++i)
+      same = (line[i] | 0x20) == (name[i] | 0x20);
+    if (!same) continue;
+    std::string_view v = line.substr(colon + 1);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return std::string(v);
+  }
+  return {};
+}
+
+std::string body_hash_for(fixture& f, std::string_view request_line, std::string_view body) {
+  const auto sp1 = request_line.find(' ');
+  if (sp1 == std::string_view::npos) return {};
+  const auto sp2 = request_line.find(' ', sp1 + 1);
+  const std::string_view path = request_line.substr(sp1 + 1, sp2 == std::string_view::npos ? std::string_view::npos : sp2 - sp1 - 1);
+  if (path == "/Dummy") {
+    bt::examples::dummy s;
+    if (bt::from_json_body(body, s)) return {};
+    return bt::body_hash(s);
+  }
+  if (path == "/Hashed") {
+    bt::dynamic_synapse s(f.hashed);
+    if (bt::read_json_body(*f.hashed, body, s)) return {};
+    return bt::body_hash(s);
+  }
+  bt::synapse s;
+  if (bt::read_json_body(bt::descriptor_of<bt::synapse>(), body, s)) return {};
+  return bt::body_hash(bt::descriptor_of<bt::synapse>(), s);
+}
+
+std::string prepare(fixture& f, std::string req) {
+  if (req.find('@') == std::string::npos) return req;
+  replace_all(req, "@NONCE@", std::to_string(f.next_nonce()));
+  replace_all(req, "@HOTKEY@", f.caller.ss58_address());
+  replace_all(req, "@AXON@", f.ax->hotkey().ss58_address());
+  if (req.find("@HASH@") != std::string::npos) {
+    const std::size_t he = head_end(req);
+    const std::string_view whole(req);
+    const std::string hash = body_hash_for(f, whole.substr(0, whole.find("\r\n")), whole.substr(he));
+    replace_all(req, "@HASH@", hash);
+  }
+  if (req.find("@SIG@") != std::string::npos) {
+    const std::string_view head(req.data(), head_end(req));
+    const std::string message = header_value(head, "bt_header_dendrite_nonce") + "." +
+                                header_value(head, "bt_header_dendrite_hotkey") + "." +
+                                f.ax->hotkey().ss58_address() + "." +
+                                header_value(head, "bt_header_dendrite_uuid") + "." +
+                                header_value(head, "computed_body_hash");
+    replace_all(req, "@SIG@", "0x" + bt::to_hex(f.caller.sign(std::string_view(message))));
+  }
+  if (req.find("@CL@") != std::string::npos) {
+    const std::size_t he = head_end(req);
+    replace_all(req, "@CL@", std::to_string(req.size() - he));
+  }
+  return req;
+}
+
+/// Sends `req`, half-closes, returns everything the axon writes until it closes.
+std::string exchange(std::uint16_t port, const std::string& req) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) bt::fuzz::invariant_failed("socket()", __FILE__, __LINE__);
+  timeval tv{10, 0};  // far above any answer; a hang shows up as libFuzzer's timeout first
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+    bt::fuzz::invariant_failed("connect() to the axon", __FILE__, __LINE__);
+  std::size_t sent = 0;
+  while (sent < req.size()) {
+    const ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the axon may close early (431, 413...): that is an answer too
+    sent += static_cast<std::size_t>(n);
+  }
+  ::shutdown(fd, SHUT_WR);
+  std::string out;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      bt::fuzz::invariant_failed("the axon neither answered nor closed within 10 s", __FILE__, __LINE__);
+    break;  // EOF or reset
+  }
+  ::close(fd);
+  return out;
+}
+
+bool well_formed_status_line(std::string_view r) {
+  if (!r.starts_with("HTTP/1.1 ") || r.size() < 13) return false;
+  for (int i = 9; i < 12; ++i)
+    if (r[i] < '0' || r[i] > '9') return false;
+  return r[12] == ' ';
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  bt::fuzz::init_once();
+  fixture& f = fx();
+  const std::string req = prepare(f, std::string(bt::fuzz::as_text(data, size)));
+  const std::string answer = exchange(f.port, req);
+  if (!answer.empty()) BT_FUZZ_CHECK(well_formed_status_line(answer));
+  return 0;
+}

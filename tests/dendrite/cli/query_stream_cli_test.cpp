@@ -1,0 +1,170 @@
+// `bt-dendrite query --stream` end to end against a real bt-axon process and its WordStream route
+// (issue 7 item 3): items printed one per line as they arrive, then the final synapse's JSON line
+// with its status; typed and dynamic synapses; a stream cut at the deadline (408, exit 1); usage
+// errors. Registered by tests/dendrite_query_stream.cmake.
+#include <bt/json.hpp>
+#include <bt/keypair.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+/// bt-axon --uri //Bob on 127.0.0.1:<free port> as a child process; SIGTERM and reaped on exit.
+class axon_process {
+ public:
+  explicit axon_process(int delay_ms) {
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    std::string exe = BT_AXON_EXE;
+    std::vector<std::string> args{exe, "--uri", "//Bob", "--axon.ip", "127.0.0.1", "--axon.port", "0",
+                                  "--stream.delay_ms", std::to_string(delay_ms)};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, exe.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    if (rc != 0) {
+      close(out[0]);
+      throw std::runtime_error("cannot start bt-axon: " + std::string(strerror(rc)));
+    }
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (line.find('\n') == std::string::npos) {
+      pollfd p{out[0], POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      char buf[512];
+      const ssize_t n = read(out[0], buf, sizeof buf);
+      if (n <= 0) break;
+      line.append(buf, static_cast<std::size_t>(n));
+    }
+    close(out[0]);
+    const bt::json j = bt::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("port")) {
+      stop();
+      throw std::runtime_error("bt-axon did not start: '" + line + "'");
+    }
+    port_ = j.at("port").get<int>();
+  }
+  ~axon_process() { stop(); }
+  axon_process(const axon_process&) = delete;
+  axon_process& operator=(const axon_process&) = delete;
+
+  std::string target() const {
+    return "127.0.0.1:" + std::to_string(port_) + ":" + bt::keypair::from_uri("//Bob").ss58_address();
+  }
+
+ private:
+  void stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+struct run_result {
+  int status = -1;
+  std::vector<std::string> lines;
+};
+
+run_result run(const std::string& args) {
+  const std::string cmd = std::string(BT_DENDRITE_EXE) + " " + args;
+  run_result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) r.lines.push_back(line);
+  return r;
+}
+
+bt::json last_json(const run_result& r) {
+  REQUIRE_FALSE(r.lines.empty());
+  auto j = bt::json::parse(r.lines.back(), nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  REQUIRE(j.is_object());
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("bt-dendrite query --stream against bt-axon's WordStream", "[dendrite][cli][stream]") {
+  axon_process ax(0);
+
+  SECTION("typed: one item per line, then the final synapse") {
+    auto r = run("query --stream --axon " + ax.target() +
+                 " --synapse WordStream --fields '{\"text\": \"hello streaming  world\"}' --uri //Alice --timeout 5");
+    CHECK(r.status == 0);
+    REQUIRE(r.lines.size() == 4);
+    CHECK(r.lines[0] == "hello");
+    CHECK(r.lines[1] == "streaming");
+    CHECK(r.lines[2] == "world");
+    auto j = last_json(r);
+    CHECK(j.at("name") == "WordStream");
+    CHECK(j.at("dendrite").at("status_code") == 200);
+    CHECK(j.at("words") == bt::json::array({"hello", "streaming", "world"}));
+    CHECK(j.at("text") == "hello streaming  world");
+  }
+  SECTION("dynamic: the raw bytes verbatim, then the final synapse") {
+    auto r = run("query --stream --dynamic --axon " + ax.target() +
+                 " --synapse WordStream --fields '{\"text\": \"one two\"}' --required text"
+                 " --hash-fields text --uri //Alice --timeout 5");
+    CHECK(r.status == 0);
+    REQUIRE(r.lines.size() == 3);
+    CHECK(r.lines[0] == "one");
+    CHECK(r.lines[1] == "two");
+    auto j = last_json(r);
+    CHECK(j.at("dendrite").at("status_code") == 200);
+  }
+  SECTION("--stream with a non-streaming known type is bad usage") {
+    auto r = run("query --stream --axon " + ax.target() + " --synapse Dummy --uri //Alice 2>/dev/null");
+    CHECK(r.status == 2);
+  }
+}
+
+TEST_CASE("bt-dendrite query --stream: a slow stream is cut at the deadline", "[dendrite][cli][stream]") {
+  axon_process ax(300);
+  auto r = run("query --stream --axon " + ax.target() +
+               " --synapse WordStream --fields '{\"text\": \"a b c d e f g h i j\"}' --uri //Alice --timeout 1");
+  CHECK(r.status == 1);
+  REQUIRE(r.lines.size() >= 2);  // at least one word, then the final line
+  CHECK(r.lines[0] == "a");
+  CHECK(r.lines.size() < 11);
+  auto j = last_json(r);
+  CHECK(j.at("dendrite").at("status_code") == 408);
+  CHECK(j.at("dendrite").at("status_message") == "Request timeout after 1.0 seconds");
+  CHECK(j.at("words").size() == r.lines.size() - 1);
+}

@@ -1,0 +1,15 @@
+# The hostile-input catalogue (issue 8 item 3): Catch2 cases that start a real bt-axon process
+# (with --test-routes and small limits) and attack it over loopback; see
+# tests/hostile/hostile_catalogue_test.cpp and docs/reliability.md "Hostile inputs".
+# perf/proc.cpp (spawn a child, read its stdout line, stop it) is compiled in: it has no
+# dependencies, and perf/ may be off (sanitizer builds).
+if(TARGET bt-axon AND TARGET bt::dendrite)
+  add_executable(hostile_tests ${CMAKE_CURRENT_SOURCE_DIR}/hostile/hostile_catalogue_test.cpp
+                               ${PROJECT_SOURCE_DIR}/perf/proc.cpp)
+  target_include_directories(hostile_tests PRIVATE ${PROJECT_SOURCE_DIR}/perf)
+  target_link_libraries(hostile_tests PRIVATE bt_test_main bt::dendrite)
+  target_compile_definitions(hostile_tests PRIVATE BT_AXON_EXE="$<TARGET_FILE:bt-axon>")
+  add_dependencies(hostile_tests bt-axon)
+  bt_target_defaults(hostile_tests)
+  catch_discover_tests(hostile_tests TEST_PREFIX "hostile: " PROPERTIES TIMEOUT 120)
+endif()
