@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <utility>
 
 // GCC 12 reports -Wmismatched-new-delete on Asio coroutine frames at -O2 (a false positive, GCC
 // PR 109224: the frame's class-specific operator new and operator delete do match).
@@ -92,6 +93,17 @@ task<bool> connection::write_continue() {
   co_return !ec;
 }
 
+void connection::release_request_memory() noexcept {
+  // swap, not assignment: a moved-in short string would keep the old heap buffer.
+  synapse empty;
+  std::swap(view_, empty);
+  std::string().swap(target_);
+  std::string().swap(body_);
+  std::string().swap(out_head_);
+  std::string().swap(out_body_);
+  std::string().swap(scratch_);
+}
+
 task<void> connection::close_gracefully() {
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -119,6 +131,7 @@ task<void> connection::run(std::shared_ptr<connection> self) {
       // Wait for the next request. A new connection gets header_timeout to send its first byte,
       // a kept-alive one idle_timeout; the stop signal interrupts this wait only.
       if (c.buffer_.size() == 0) {
+        if (!first) c.release_request_memory();
         c.idle_ = true;
         c.stream_.expires_after(first ? opts.header_timeout : opts.idle_timeout);
         auto [ec, n] = co_await c.stream_.async_read_some(

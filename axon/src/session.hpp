@@ -45,6 +45,10 @@ class connection : public std::enable_shared_from_this<connection> {
   task<bool> write_response();
   /// Writes "HTTP/1.1 100 Continue" (the client waits for it before sending its body).
   task<bool> write_continue();
+  /// Frees the per-request strings before the connection waits for its next request, so that
+  /// an idle keep-alive connection holds only its socket, read buffer and coroutine frame (10,000
+  /// idle connections: docs/performance.md "Axon memory"). Costs a few allocations per request.
+  void release_request_memory() noexcept;
 
   // ---- state shared with the pipeline; touched only on strand() ----
   axon::impl& core_;
@@ -55,7 +59,7 @@ class connection : public std::enable_shared_from_this<connection> {
   request_job* waiting_job_ = nullptr;  // the job job_timer_ waits for
   std::string peer_ip_;
   std::uint16_t peer_port_ = 0;
-  // Reused per request so that keep-alive requests do not allocate them again.
+  // Per request; released while the connection is idle (release_request_memory).
   synapse view_;                 // header view of the current request
   std::string target_;           // request-target
   std::string body_;             // request body
