@@ -5,11 +5,31 @@
 
 namespace bt::detail {
 
+namespace {
+
+/// `value` without leading and trailing spaces and tabs (HTTP optional whitespace).
+boost::beast::string_view trim(boost::beast::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  return value;
+}
+
+}  // namespace
+
 void request_parser::on_field_impl(boost::beast::http::field name,
                                    boost::beast::string_view name_string,
-                                   boost::beast::string_view value, boost::beast::error_code&) {
+                                   boost::beast::string_view value, boost::beast::error_code& ec) {
   if (name == boost::beast::http::field::expect && boost::beast::iequals(value, "100-continue"))
     expect_continue_ = true;
+  // Only `Transfer-Encoding: chunked` frames a body we can read. Beast ignores a coding list that
+  // does not end in chunked (the body would then be taken as empty and the rest of the bytes as
+  // the next request: the request-smuggling shape), and we decode no other coding. RFC 9112
+  // 6.3 asks for 400 and a close; reject_unparsed (session.cpp) does both.
+  if (name == boost::beast::http::field::transfer_encoding &&
+      !boost::beast::iequals(trim(value), "chunked")) {
+    ec = boost::beast::http::error::bad_transfer_encoding;
+    return;
+  }
   // The codec keeps the first error and ignores the rest; the pipeline acts on it only after the
   // route matched (an unknown route is 404 whatever its headers look like).
   reader_.feed(std::string_view(name_string.data(), name_string.size()),
