@@ -13,6 +13,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 using bt::examples::dummy;
 using namespace bt::test;
 
@@ -79,6 +81,23 @@ TEST_CASE("a hostile axon gets its mapped status on time, and the dendrite stays
        "Failed to parse response: invalid HTTP response: *"},
       {"garbage header lines", hostile("HTTP/1.1 200 OK\r\n:::\r\n\x01\x02: \x7f\r\n\r\n"), 422,
        "Failed to parse response: invalid HTTP response: *"},
+      {"a head dripped a byte every 10 ms, never complete (under the size limit)",
+       hostile("HTTP/1.1 200 OK\r\nx-slow: ", "a", 1000, 10ms), 408,
+       "Request timeout after 0.5 seconds"},
+      {"a chunk size beyond 64 bits",
+       hostile(ok_head + "transfer-encoding: chunked\r\n\r\nfffffffffffffffffffff\r\n{}\r\n"),
+       422, "Failed to parse response: *"},
+      {"a 200 whose body is a JSON list (D28)", hostile(http_response(200, "[1, 2]")), 422,
+       "Failed to parse response: *"},
+      {"a 200 with an empty body (D28)", hostile(http_response(200, "")), 422,
+       "Failed to parse response: *"},
+      {"a text/plain 500 (a crashed Python error path, D23)",
+       hostile(http_response(500, "Internal Server Error", {}, "text/plain")), 422,
+       "Failed to parse response: HTTP 500 with content type 'text/plain', expected "
+       "application/json"},
+      {"an unparsable bt header in a 200",
+       hostile(http_response(200, "{}", "bt_header_axon_status_code: two hundred\r\n")), 422,
+       "Failed to parse response: *"},
       {"an endless header line (64 KiB head limit)",
        hostile("HTTP/1.1 200 OK\r\nx-endless: ", std::string(8192, 'a'), 1 << 20), 422,
        "Failed to parse response: response head exceeds 65536 bytes"},
@@ -89,6 +108,12 @@ TEST_CASE("a hostile axon gets its mapped status on time, and the dendrite stays
   };
 
   bt::dendrite d(alice(), {.max_response_body_bytes = 64 << 10});
+  {  // warm: the honest axon's pooled connection exists before counting descriptors
+    dummy q;
+    q.dummy_input = 1;
+    REQUIRE(d.call(honest.info(), q, 5.0).dendrite.status_code == 200);
+  }
+  const std::size_t fds0 = open_fds();
   for (const auto& c : cases) {
     INFO("case: " << c.name);
     fault_server srv(c.server);
@@ -116,5 +141,12 @@ TEST_CASE("a hostile axon gets its mapped status on time, and the dendrite stays
     CHECK(ok.dendrite.status_code == 200);
     CHECK(ok.dummy_output == 42);
   }
+  // No socket of a hostile exchange is left behind (each fault server is gone by now).
+  std::size_t fds = open_fds();
+  for (int i = 0; i < 200 && fds > fds0; ++i) {
+    std::this_thread::sleep_for(10ms);
+    fds = open_fds();
+  }
+  CHECK(fds == fds0);
   honest.stop();
 }
