@@ -9,7 +9,9 @@
 // axon) before the next starts. About 1-2k inputs per second; see docs/reliability.md.
 //
 // Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
-// although a request must be fresh and signed to pass verification):
+// although a request must be fresh and signed to pass verification). Tokens are resolved per
+// request: "@NEXT@" separates the requests sent one after another on the connection (it is
+// removed; "the body" below is the rest of its own request only):
 //   @NONCE@   a fresh nonce (wall-clock ns, strictly increasing across inputs)
 //   @HOTKEY@  the caller's SS58 address (a fixed sr25519 key), @AXON@ the axon's
 //   @HASH@    the body hash of the body (the part after the first blank line) for the route named
@@ -17,6 +19,9 @@
 //   @SIG@     "0x" + the caller's signature of "{nonce}.{hotkey}.{axon}.{uuid}.{hash}" taken from
 //             the request's bt_header_dendrite_nonce/_hotkey/_uuid and computed_body_hash headers
 //   @CL@      the body's length in bytes
+//   @CHUNKED@ at the very start of the body: removed, and the body (tokens resolved, hashed as
+//             is) is sent in chunked transfer coding, split in two chunks (the head should say
+//             Transfer-Encoding: chunked; chunk sizes could not be written before the tokens are)
 // Routes: the built-in Synapse ping, Dummy (echo) and Hashed (a dynamic type with a hash field).
 // The nonce store accepts every verified nonce (a replay store would make inputs depend on the
 // ones before them; tests/axon/nonce_store_test.cpp covers it); error answers are not signed
@@ -40,7 +45,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -155,11 +163,14 @@ std::string body_hash_for(fixture& f, std::string_view request_line, std::string
   return bt::body_hash(bt::descriptor_of<bt::synapse>(), s);
 }
 
-std::string prepare(fixture& f, std::string req) {
-  if (req.find('@') == std::string::npos) return req;
+/// Resolves the tokens of one request (no "@NEXT@" inside).
+std::string prepare_one(fixture& f, std::string req) {
   replace_all(req, "@NONCE@", std::to_string(f.next_nonce()));
   replace_all(req, "@HOTKEY@", f.caller.ss58_address());
   replace_all(req, "@AXON@", f.ax->hotkey().ss58_address());
+  constexpr std::string_view chunked = "@CHUNKED@";
+  const bool chunk = std::string_view(req).substr(head_end(req)).starts_with(chunked);
+  if (chunk) req.erase(head_end(req), chunked.size());
   if (req.find("@HASH@") != std::string::npos) {
     const std::size_t he = head_end(req);
     const std::string_view whole(req);
@@ -179,7 +190,32 @@ std::string prepare(fixture& f, std::string req) {
     const std::size_t he = head_end(req);
     replace_all(req, "@CL@", std::to_string(req.size() - he));
   }
+  if (chunk) {
+    const std::size_t he = head_end(req);
+    const std::string body = req.substr(he);
+    req.resize(he);
+    const std::size_t mid = body.size() / 2;
+    for (const std::string_view part : {std::string_view(body).substr(0, mid), std::string_view(body).substr(mid)}) {
+      if (part.empty()) continue;
+      char size_line[24];
+      std::snprintf(size_line, sizeof size_line, "%zx\r\n", part.size());
+      req.append(size_line).append(part).append("\r\n");
+    }
+    req.append("0\r\n\r\n");
+  }
   return req;
+}
+
+std::string prepare(fixture& f, std::string_view input) {
+  if (input.find('@') == std::string_view::npos) return std::string(input);
+  constexpr std::string_view next = "@NEXT@";
+  std::string out;
+  for (;;) {
+    const auto sep = input.find(next);
+    out += prepare_one(f, std::string(input.substr(0, sep)));
+    if (sep == std::string_view::npos) return out;
+    input.remove_prefix(sep + next.size());
+  }
 }
 
 /// Sends `req`, half-closes, returns everything the axon writes until it closes.
@@ -231,8 +267,11 @@ bool well_formed_status_line(std::string_view r) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   bt::fuzz::init_once();
   fixture& f = fx();
-  const std::string req = prepare(f, std::string(bt::fuzz::as_text(data, size)));
+  const std::string req = prepare(f, bt::fuzz::as_text(data, size));
   const std::string answer = exchange(f.port, req);
+  // BT_FUZZ_VERBOSE=1: print each answer (to check which stages the seeds reach).
+  static const bool verbose = std::getenv("BT_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "answer (%zu bytes):\n%s\n", answer.size(), answer.c_str());
   if (!answer.empty()) BT_FUZZ_CHECK(well_formed_status_line(answer));
   return 0;
 }

@@ -105,24 +105,23 @@ def request(path, body, *, extra_headers="", conn="", chunked=False, input_objs=
              "bt_header_dendrite_uuid: 5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a\r\n"
              "bt_header_dendrite_hotkey: @HOTKEY@\r\nbt_header_dendrite_signature: @SIG@\r\n"
              f"{input_objs}header_size: 0\r\ntotal_size: 0\r\ncomputed_body_hash: @HASH@\r\n{extra_headers}\r\n")
-    if chunked:
-        mid = len(body) // 2
-        parts = [body[:mid], body[mid:]]
-        return head + "".join(f"{len(p.encode()):x}\r\n{p}\r\n" for p in parts if p) + "0\r\n\r\n"
-    return head + body
+    # chunked: the target frames the body once its tokens are resolved (@CHUNKED@)
+    return head + ("@CHUNKED@" if chunked else "") + body
 
 
 def dump(name, fields):
     base = {"name": name, "timeout": 12.0, "total_size": 0, "header_size": 0,
             "dendrite": {"status_code": None, "status_message": None, "process_time": None,
                          "ip": "127.0.0.1", "port": None, "version": 9002000, "nonce": 1,
-                         "uuid": "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a", "hotkey": "x", "signature": None},
+                         "uuid": "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a", "hotkey": "@HOTKEY@",
+                         "signature": None},
             "axon": {"status_code": None, "status_message": None, "process_time": None,
                      "ip": "127.0.0.1", "port": 8091, "version": None, "nonce": None, "uuid": None,
-                     "hotkey": "y", "signature": None},
+                     "hotkey": "@AXON@", "signature": None},
             "computed_body_hash": ""}
     base.update(fields)
-    return json.dumps(base)
+    # the body's dendrite fields must agree with the signed headers (the axon checks)
+    return json.dumps(base).replace('"nonce": 1,', '"nonce": @NONCE@,')
 
 
 placeholder_int = base64.b64encode(b"0").decode()
@@ -135,7 +134,12 @@ put("axon_request", request("Hashed", dump("Hashed", {"a": [1, "two", {"3": 4.5}
 put("axon_request", request("Hashed", dump("Hashed", {"a": "text"}),
                             extra_headers="Expect: 100-continue\r\n"))
 # two requests on one keep-alive connection
-put("axon_request", request("Dummy", dump("Dummy", {"dummy_input": 1})) + request("Synapse", dump("Synapse", {})))
+put("axon_request", request("Dummy", dump("Dummy", {"dummy_input": 1})) + "@NEXT@" +
+    request("Synapse", dump("Synapse", {})))
+# three on one connection: a chunked one, then an unsigned one (401, which closes)
+put("axon_request", request("Dummy", dump("Dummy", {"dummy_input": 2})) + "@NEXT@" +
+    request("Hashed", dump("Hashed", {"a": 1}), chunked=True) + "@NEXT@" +
+    request("Dummy", dump("Dummy", {"dummy_input": 3})).replace("@SIG@", "0x00"))
 # unsigned, unknown route, bad method, malformed
 put("axon_request", "GET /Synapse HTTP/1.1\r\nHost: x\r\n\r\n")
 put("axon_request", "POST /Nope?x=1 HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")
