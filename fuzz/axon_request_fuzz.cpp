@@ -26,9 +26,11 @@
 // The nonce store accepts every verified nonce (a replay store would make inputs depend on the
 // ones before them; tests/axon/nonce_store_test.cpp covers it); error answers are not signed
 // (sign_error_responses = false: the signing cost would halve the rate and parses nothing).
-// Invariant: whatever arrives, the axon answers with nothing or with well-formed HTTP/1.1
-// responses (status line with a 3-digit status), and the connection ends (no hang: libFuzzer's
-// -timeout catches one).
+// Invariant: whatever arrives, the axon answers with nothing or with a sequence of complete,
+// well-formed HTTP/1.1 responses (each parses with Beast's response parser, body included, none
+// truncated; interim 100 Continue included), and the connection ends (no hang: libFuzzer's
+// -timeout catches one). When a request line starts with HEAD, only the first status line is
+// checked (a response to HEAD has no body, and the answers cannot be matched to requests here).
 #include <bt/axon.hpp>
 #include <bt/body_hash.hpp>
 #include <bt/examples/dummy.hpp>
@@ -36,6 +38,9 @@
 #include <bt/json_body.hpp>
 
 #include "fuzz_support.hpp"
+
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -262,6 +267,28 @@ bool well_formed_status_line(std::string_view r) {
   return r[12] == ' ';
 }
 
+/// True if `r` is a sequence of complete HTTP/1.1 responses with nothing left over.
+bool complete_responses(std::string_view r) {
+  namespace http = boost::beast::http;
+  while (!r.empty()) {
+    if (!well_formed_status_line(r)) return false;
+    http::response_parser<http::string_body> p;
+    p.eager(true);
+    p.header_limit(1 << 20);
+    p.body_limit(boost::none);
+    boost::beast::error_code ec;
+    const std::size_t used = p.put(boost::asio::buffer(r.data(), r.size()), ec);
+    if (ec || !p.is_done()) return false;
+    r.remove_prefix(used);
+  }
+  return true;
+}
+
+bool has_head_request(std::string_view req) {
+  if (req.starts_with("HEAD")) return true;
+  return req.find("\nHEAD") != std::string_view::npos;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -272,6 +299,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // BT_FUZZ_VERBOSE=1: print each answer (to check which stages the seeds reach).
   static const bool verbose = std::getenv("BT_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "answer (%zu bytes):\n%s\n", answer.size(), answer.c_str());
-  if (!answer.empty()) BT_FUZZ_CHECK(well_formed_status_line(answer));
+  if (answer.empty()) return 0;
+  if (has_head_request(req))
+    BT_FUZZ_CHECK(well_formed_status_line(answer));
+  else
+    BT_FUZZ_CHECK(complete_responses(answer));
   return 0;
 }
