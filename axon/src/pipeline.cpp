@@ -174,7 +174,8 @@ rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr e
 
 /// The end of a streamed answer (PROTOCOL 7), once the handler returned or the deadline passed.
 /// Before the head went out, failures are answered as for any route; after it, anything but a
-/// normal return cuts the stream (the connection closes without the final chunk).
+/// normal return before the deadline cuts the stream (the connection closes without the final
+/// chunk).
 task<bool> finish_stream(connection& c, request_job& job, clock_type::time_point t0,
                          bool client_keep_alive, double timeout_s) {
   axon::impl& core = c.core_;
@@ -184,9 +185,13 @@ task<bool> finish_stream(connection& c, request_job& job, clock_type::time_point
   st.close_writer();  // whatever happens next, the handler's sends are over
   const bool close = !client_keep_alive || c.stop_requested_;
   rejection rej{};
-  if (!job.done) {
+  // The handler may also have returned normally just after the deadline, before the job timer
+  // ran (a send refused for the deadline, or a strand busy until then): that stream is cut too.
+  const bool late = !job.error && (st.cut.load(std::memory_order_relaxed) ||
+                                   clock_type::now() >= st.deadline);
+  if (!job.done || late) {
     job.cancel.store(true, std::memory_order_relaxed);
-    job.coro_cancel.emit(net::cancellation_type::terminal);
+    if (!job.done) job.coro_cancel.emit(net::cancellation_type::terminal);
     if (c.aborted_) {
       core.log->warn("axon: stream {} to {}:{} cut at shutdown (drain deadline passed)", r.name(),
                      c.peer_ip_, c.peer_port_);

@@ -60,6 +60,11 @@ struct stream_state {
   std::atomic<bool> open{true};  // sends are still accepted
   std::atomic<std::size_t> payload_bytes{0};
   std::atomic<bool> blocking_busy{false};  // a send_blocking is in progress
+  // A send was refused because the stream is over (the deadline passed, the axon is cutting
+  // connections at shutdown): a handler that then returns normally has not completed its
+  // stream, so it must be cut, not ended with the final chunk (which would present a prefix as
+  // a whole answer).
+  std::atomic<bool> cut{false};
   // send_blocking waits here; close() wakes it.
   std::mutex m;
   std::condition_variable cv;

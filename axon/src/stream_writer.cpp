@@ -84,6 +84,7 @@ boost::asio::awaitable<bool> stream_writer::send(std::string_view bytes) {
   // The request (and its synapse, which the head is built from) lives at least as long.
   const std::shared_ptr<void> owner = st->owner.lock();
   if (!c || !owner || c->aborted_ || now >= st->deadline) {
+    st->cut.store(true, std::memory_order_relaxed);
     st->close_writer();
     co_return false;
   }
@@ -145,7 +146,10 @@ bool stream_writer::send_blocking(std::string_view bytes) {
     return job->done || !st->open.load(std::memory_order_relaxed);
   });
   lk.unlock();
-  if (!woken) st->close_writer();  // a send still queued must not start after we gave up
+  if (!woken) {  // the deadline passed: a send still queued must not start after we gave up
+    st->cut.store(true, std::memory_order_relaxed);
+    st->close_writer();
+  }
   return job->done && job->ok;
 }
 
