@@ -18,8 +18,11 @@
 
 #include "support/python_client.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -221,6 +224,14 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
 }
 
 const std::string sample = "the quick brown fox jumps over the lazy dog";
+
+/// This process's resident set (the axon runs in it), from /proc/self/statm.
+std::size_t resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  std::size_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
 
 }  // namespace
 
@@ -472,14 +483,19 @@ TEST_CASE("a client that stops reading stalls the handler, never the axon's memo
       finished = true;
     });
     ax.start();
+    const std::size_t rss_before = resident_bytes();
     stream_client c(ax.port());
     c.send(words_request(ax, "flood", {.timeout = rc.timeout_s}).wire(ax.port()));
     const stream_reply head = c.read_head();
     CHECK(head.status == 200);
     // ... and the client reads nothing more.
     REQUIRE(eventually([&] { return finished.load(); }, 20s));
-    CHECK(refused);
+    CHECK(refused);  // the handler was told to stop
     CHECK(accepted < offered / 4);
+    // The axon's memory: an implementation queueing the refused chunks would hold ~256 MiB.
+    const std::size_t rss_after = resident_bytes();
+    INFO("resident before " << rss_before << " B, after " << rss_after << " B");
+    CHECK(rss_after < rss_before + (64u << 20));
     CHECK(eventually([&] { return ax.connections() == 0; }));
     CHECK(c.closed_by_peer());
   }
