@@ -425,12 +425,12 @@ TEST_CASE("a handler that returns just after the deadline is cut, not ended as c
   bt::axon ax(bob(), bt::axon_options::loopback());
   ax.attach<word_stream>([&](word_stream&, bt::stream_writer& out) -> net::awaitable<void> {
     if (!co_await out.send("first\n")) co_return;
-    std::this_thread::sleep_for(400ms);  // blocks the strand on purpose (deadline 0.2 s)
+    std::this_thread::sleep_for(1200ms);  // blocks the strand on purpose (deadline 0.6 s)
     refused = !co_await out.send("late\n");
   });
   ax.start();
   stream_client c(ax.port());
-  c.send(words_request(ax, "x", {.timeout = 0.2}).wire(ax.port()));
+  c.send(words_request(ax, "x", {.timeout = 0.6}).wire(ax.port()));
   const stream_reply r = c.read(10s);
   CHECK(r.status == 200);
   CHECK(r.body == "first\n");
