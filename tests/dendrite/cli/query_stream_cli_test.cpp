@@ -168,3 +168,36 @@ TEST_CASE("bt-dendrite query --stream: a slow stream is cut at the deadline", "[
   CHECK(j.at("dendrite").at("status_message") == "Request timeout after 1.0 seconds");
   CHECK(j.at("words").size() == r.lines.size() - 1);
 }
+
+TEST_CASE("bt-dendrite query --stream prints each item as it arrives (flushed)", "[dendrite][cli][stream]") {
+  // The axon waits 1 s before each of three words. Printed and flushed per item, the first read
+  // of the pipe returns the first word alone, a second before the next one exists; output
+  // buffered until exit would arrive as one block with the final JSON line.
+  axon_process ax(1000);
+  const std::string cmd = std::string(BT_DENDRITE_EXE) + " query --stream --axon " + ax.target() +
+                          " --synapse WordStream --fields '{\"text\": \"one two three\"}' --uri //Alice --timeout 10";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  const int fd = fileno(p);
+  std::vector<std::string> reads;  // what each read() returned, in order
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd pf{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&pf, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[4096];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    reads.emplace_back(buf, static_cast<std::size_t>(n));
+  }
+  const int st = pclose(p);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  REQUIRE(reads.size() >= 3);
+  CHECK(reads[0] == "one\n");
+  CHECK(reads[1] == "two\n");
+  std::string all;
+  for (const auto& r : reads) all += r;
+  CHECK(all.rfind("one\ntwo\nthree\n{", 0) == 0);  // then the final JSON line
+}
