@@ -6,7 +6,7 @@
 // and sends each input over a fresh loopback connection: write the bytes, shut down the sending
 // side, read the answer until the axon closes. Coverage counters are process-wide, so the axon's
 // thread is instrumented like the caller's; each input is finished (connection closed by the
-// axon) before the next starts. About 1-2k inputs per second; see docs/reliability.md.
+// axon) before the next starts. About 150-500 inputs per second; see docs/reliability.md.
 //
 // Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
 // although a request must be fresh and signed to pass verification). Tokens are resolved per
