@@ -54,6 +54,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -230,12 +231,25 @@ std::string exchange(std::uint16_t port, const std::string& req) {
   timeval tv{10, 0};  // far above any answer; a hang shows up as libFuzzer's timeout first
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  // A different source address per connection (127.0.0.2 up to 127.0.255.255, in turn): we send
+  // our FIN first, so each connection leaves this side in TIME_WAIT for 60 s, and from one
+  // address the 28k ephemeral ports ran out after 90k inputs (connect(): EADDRNOTAVAIL).
+  static std::uint32_t next_source = 0;
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  src.sin_addr.s_addr = htonl(0x7f000002u + (next_source++ % 0xfffeu));
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&src), sizeof src) != 0) {
+    std::fprintf(stderr, "bind(): %s\n", std::strerror(errno));
+    bt::fuzz::invariant_failed("bind() to a loopback source address", __FILE__, __LINE__);
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    std::fprintf(stderr, "connect(): %s\n", std::strerror(errno));
     bt::fuzz::invariant_failed("connect() to the axon", __FILE__, __LINE__);
+  }
   std::size_t sent = 0;
   while (sent < req.size()) {
     const ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
