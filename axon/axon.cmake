@@ -12,6 +12,7 @@ target_include_directories(bt_axon
 # Asio and Beast come precompiled from bt::net (it carries the SEPARATE_COMPILATION defines).
 target_link_libraries(bt_axon PUBLIC bt::synapse bt::net spdlog::spdlog)
 bt_target_defaults(bt_axon)
+bt_precompile_headers(bt_axon NET)
 
 install(TARGETS bt_axon EXPORT bt-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -9,6 +9,7 @@ target_include_directories(bt_dendrite PUBLIC
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(bt_dendrite PUBLIC bt::synapse bt::net spdlog::spdlog)
 bt_target_defaults(bt_dendrite)
+bt_precompile_headers(bt_dendrite NET)
 
 install(TARGETS bt_dendrite EXPORT bt-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

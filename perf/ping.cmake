@@ -18,6 +18,7 @@ if(TARGET bt::axon AND TARGET bt::dendrite)
                          ${CMAKE_CURRENT_SOURCE_DIR}/ping_modes.cpp)
   target_link_libraries(bt-ping PRIVATE bt_perf_support bt::axon bt::dendrite CLI11::CLI11)
   bt_target_defaults(bt-ping)
+  bt_precompile_headers(bt-ping NET)
   if(TARGET bt-axon)
     # --cross-process spawns this binary unless --axon-binary says otherwise.
     add_dependencies(bt-ping bt-axon)
