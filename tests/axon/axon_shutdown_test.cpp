@@ -14,6 +14,8 @@
 #include <future>
 #include <thread>
 
+#include "support/dev_keys.hpp"
+
 using namespace std::chrono_literals;
 using bt::examples::dummy;
 using bt::test::python_request;
@@ -21,14 +23,8 @@ using bt::test::raw_client;
 
 namespace {
 
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
+using bt::test::alice;
+using bt::test::bob;
 
 std::string request_for(const bt::axon& ax, std::int64_t input, double timeout = 12.0) {
   dummy d;

@@ -27,6 +27,8 @@
 #include <mutex>
 #include <thread>
 
+#include "support/dev_keys.hpp"
+
 using namespace std::chrono_literals;
 using bt::examples::dummy;
 using bt::test::python_request;
@@ -35,14 +37,8 @@ using bt::test::roundtrip;
 
 namespace {
 
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
+using bt::test::alice;
+using bt::test::bob;
 const bt::keypair& charlie() {
   static const bt::keypair k = bt::keypair::from_uri("//Charlie");
   return k;

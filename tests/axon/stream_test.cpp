@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/dev_keys.hpp"
+
 using namespace std::chrono_literals;
 using bt::examples::word_stream;
 using bt::test::python_request;
@@ -37,14 +39,8 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
+using bt::test::alice;
+using bt::test::bob;
 
 bt::test::request_parts words_request(const bt::axon& ax, std::string text,
                                       bt::test::python_request_options o = {}) {

@@ -19,19 +19,15 @@
 #include <regex>
 #include <set>
 
+#include "support/dev_keys.hpp"
+
 using bt::examples::dummy;
 namespace http = boost::beast::http;
 
 namespace {
 
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
+using bt::test::alice;
+using bt::test::bob;
 
 constexpr std::string_view uuid_2_6 = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a";
 

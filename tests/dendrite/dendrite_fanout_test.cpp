@@ -14,6 +14,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <array>
 #include <future>
 
 using bt::examples::dummy;
@@ -120,18 +121,21 @@ TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
   bt::dendrite d(alice(), {.max_concurrency = 2});
   dummy q;
   q.dummy_input = 1;
+  // The deadline leaves the queued calls ample time under sanitizers on a loaded machine (under
+  // TSan with 0.5 s, the refused call once started so late that it timed out instead): only the
+  // silent axon may reach it.
+  const double timeout = 1.5;
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = d.forward(axons, q, 0.5);
+  auto r = d.forward(axons, q, timeout);
   const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   REQUIRE(r.size() == 6);
-  CHECK(r[0].dendrite.status_code == 200);
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    INFO("result " << i << ": " << r[i].dendrite.status_code.value_or(-1) << " "
+                   << r[i].dendrite.status_message.value_or("None"));
+    CHECK(r[i].dendrite.status_code == std::array{200, 408, 503, 422, 422, 200}[i]);
+  }
   CHECK(r[0].dummy_output == good.port());
-  CHECK(r[1].dendrite.status_code == 408);
-  CHECK(r[2].dendrite.status_code == 503);
-  CHECK(r[3].dendrite.status_code == 422);
-  CHECK(r[4].dendrite.status_code == 422);
-  CHECK(r[5].dendrite.status_code == 200);
-  CHECK(el < 2.0);  // one deadline for the whole fan-out, not one per queued call
+  CHECK(el < 2 * timeout);  // one deadline for the whole fan-out, not one per queued call
 }
 
 TEST_CASE("an empty fan-out completes with no results", "[dendrite][fanout]") {

@@ -24,19 +24,16 @@
 #include <thread>
 #include <vector>
 
+#include "support/collector.hpp"
+#include "support/dev_keys.hpp"
+
 using bt::examples::word_stream;
 using namespace std::chrono_literals;
 
 namespace {
 
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
+using bt::test::alice;
+using bt::test::bob;
 
 /// The WordStream miner of bt-axon: each word of `text` + "\n" as one chunk, `delay` before each.
 boost::asio::awaitable<void> stream_words(word_stream& s, bt::stream_writer& out,
@@ -79,18 +76,7 @@ struct miner {
   }
 };
 
-struct collector {
-  std::mutex mu;
-  std::vector<std::string> items;
-  void operator()(std::string_view item) {
-    std::lock_guard lk(mu);
-    items.emplace_back(item);
-  }
-  std::vector<std::string> get() {
-    std::lock_guard lk(mu);
-    return items;
-  }
-};
+using bt::test::collector;
 
 word_stream words_query(std::string text) {
   word_stream q;

@@ -22,6 +22,8 @@
 #include <future>
 #include <mutex>
 
+#include "support/collector.hpp"
+
 using bt::examples::word_stream;
 using namespace bt::test;
 
@@ -57,20 +59,6 @@ std::string chunk(std::string_view data) {
 }
 
 constexpr std::string_view last_chunk = "0\r\n\r\n";
-
-/// Collects items from the dendrite's thread.
-struct collector {
-  std::mutex mu;
-  std::vector<std::string> items;
-  void operator()(std::string_view item) {
-    std::lock_guard lk(mu);
-    items.emplace_back(item);
-  }
-  std::vector<std::string> get() {
-    std::lock_guard lk(mu);
-    return items;
-  }
-};
 
 /// A peer answering every request on a connection with `parts` (the body split as given, each
 /// part one HTTP chunk, `gap` between them), keep-alive. An empty part writes nothing, as a

@@ -31,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/dev_keys.hpp"
+
 namespace bt::test {
 
 namespace net = boost::asio;
@@ -166,13 +168,5 @@ inline void raise_fd_limit() {
   }
 }
 
-inline const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-inline const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
 
 }  // namespace bt::test

@@ -36,6 +36,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "support/dev_keys.hpp"
+
 using namespace std::chrono_literals;
 using bt::examples::dummy;
 using bt::test::python_request;
@@ -44,14 +46,8 @@ using bt::test::roundtrip;
 
 namespace {
 
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& charlie() {
-  static const bt::keypair k = bt::keypair::from_uri("//Charlie");
-  return k;
-}
+using bt::test::alice;
+using bt::test::charlie;
 
 /// Descriptors of bt-axon's --test-routes (axon/cli/bt_axon.cpp), built the same way.
 std::shared_ptr<const bt::synapse_descriptor> route(std::string name,

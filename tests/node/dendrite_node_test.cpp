@@ -11,109 +11,21 @@
 
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 
-extern char** environ;
+#include "support/dev_keys.hpp"
+#include "support/node_peer.hpp"
 
-namespace {
-
-const bt::keypair& alice() {
-  static const bt::keypair k = bt::keypair::from_uri("//Alice");
-  return k;
-}
-const bt::keypair& bob() {
-  static const bt::keypair k = bt::keypair::from_uri("//Bob");
-  return k;
-}
-
-/// The Node peer as a child process; killed (by its pid) and reaped on destruction.
-class node_peer {
- public:
-  node_peer() {
-    const std::filesystem::path dir = BT_NODE_DIR;
-    if (!std::filesystem::exists(dir / "node_modules" / "@polkadot" / "util-crypto"))
-      throw std::runtime_error("tests/node/node_modules is missing: run scripts/setup (npm ci)");
-    int out[2], in[2];
-    if (pipe(out) != 0 || pipe(in) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    posix_spawn_file_actions_addclose(&fa, in[1]);
-    posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
-    const std::string script = (dir / "python_axon_peer.mjs").string();
-    const std::string hotkey = bob().ss58_address();
-    std::string node = BT_NODE_EXE;
-    char* argv[] = {node.data(), const_cast<char*>(script.c_str()), const_cast<char*>(hotkey.c_str()),
-                    nullptr};
-    const int rc = posix_spawnp(&pid_, node.c_str(), &fa, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(out[1]);
-    close(in[0]);
-    stdin_ = in[1];
-    if (rc != 0) {
-      close(out[0]);
-      throw std::runtime_error("cannot start node: " + std::string(strerror(rc)));
-    }
-    // The first stdout line: {"port": N, "hotkey": "..."}; bounded wait.
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (line.find('\n') == std::string::npos) {
-      pollfd p{out[0], POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      char buf[256];
-      const ssize_t n = read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, static_cast<std::size_t>(n));
-    }
-    close(out[0]);
-    const bt::json j = bt::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("port"))
-      throw std::runtime_error("the node peer did not start: '" + line + "'");
-    port_ = static_cast<std::uint16_t>(j.at("port").get<int>());
-    if (j.at("hotkey").get<std::string>() != hotkey) throw std::runtime_error("peer hotkey mismatch");
-  }
-  ~node_peer() {
-    close(stdin_);  // the peer exits when its stdin closes
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-  }
-  node_peer(const node_peer&) = delete;
-  node_peer& operator=(const node_peer&) = delete;
-
-  bt::axon_info axon() const {
-    bt::axon_info a;
-    a.ip = "127.0.0.1";
-    a.port = port_;
-    a.hotkey = bob().ss58_address();
-    return a;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int stdin_ = -1;
-  std::uint16_t port_ = 0;
-};
-
-}  // namespace
+using bt::test::alice;
+using bt::test::bob;
+using bt::test::node_peer;
 
 TEST_CASE("a Python-shaped axon accepts every request we send", "[dendrite][node]") {
-  node_peer peer;
+  node_peer peer("python_axon_peer.mjs", bob());
   bt::dendrite d(alice());
 
   SECTION("Dummy, the ping and a hashed dynamic synapse, repeatedly on one connection") {

@@ -264,7 +264,8 @@ try {
   const first = await Promise.race([
     new Promise((resolve) => lines.once('line', resolve)),
     exited.then(() => null),
-    new Promise((resolve) => setTimeout(() => resolve(null), 30_000)),
+    // unref(): a pending guard timer must not keep node alive for 30 s after the checks.
+    new Promise((resolve) => setTimeout(() => resolve(null), 30_000).unref()),
   ]);
   if (!check(first !== null, 'bt-axon printed its AxonInfo line')) throw new Error(`bt-axon did not start:\n${stderr}`);
   const info = JSON.parse(first);
@@ -376,7 +377,7 @@ try {
   // --- graceful stop: SIGTERM drains and exits 0 ---
   agent.destroy();
   child.kill('SIGTERM');
-  const { code, signal } = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve({ code: 'timeout' }), 20_000))]);
+  const { code, signal } = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve({ code: 'timeout' }), 20_000).unref())]);
   check(code === 0 && signal === null, `bt-axon exits with status 0 on SIGTERM (got ${code}/${signal})`);
 } catch (e) {
   check(false, `unexpected: ${e.stack ?? e}`);
