@@ -234,7 +234,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::function<void()> on_done;  // set before start(); runs on the op's executor
 
   /// Makes this a streaming call (call_stream, PROTOCOL 7): a 200 body goes to `sink` as it
-  /// arrives (dendrite_stream.cpp). `sink` must outlive the op. Set before start().
+  /// arrives (detail/dendrite_stream.hpp). `sink` must outlive the op. Set before start().
   void set_stream(stream_sink* sink) noexcept { stream_ = sink; }
 
   const net::any_io_executor& executor() const noexcept { return exec_; }

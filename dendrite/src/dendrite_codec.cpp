@@ -3,6 +3,7 @@
 // fields), one sr25519 signature, one JSON body and one header block per call, written into
 // buffers that keep their capacity between calls.
 #include <bt/detail/dendrite_ops.hpp>
+#include <bt/detail/dendrite_stream.hpp>
 
 #include <bt/body_hash.hpp>
 #include <bt/header_codec.hpp>
@@ -60,6 +61,20 @@ bool is_hash_field(const synapse_descriptor& d, std::size_t index) noexcept {
 template <class V>
 void take_if_set(std::optional<V>& to, const std::optional<V>& from) {
   if (from) to = *from;
+}
+
+/// The response head's axon block (PROTOCOL 6.4) over what the body said, then the dendrite's
+/// status mirrors the axon's: the last step of call() and of call_stream() alike.
+void merge_axon_headers(synapse& s, const synapse& h) {
+  take_if_set(s.axon.status_code, h.axon.status_code);
+  take_if_set(s.axon.status_message, h.axon.status_message);
+  take_if_set(s.axon.process_time, h.axon.process_time);
+  take_if_set(s.axon.version, h.axon.version);
+  take_if_set(s.axon.nonce, h.axon.nonce);
+  take_if_set(s.axon.uuid, h.axon.uuid);
+  take_if_set(s.axon.signature, h.axon.signature);
+  s.dendrite.status_code = s.axon.status_code;
+  s.dendrite.status_message = s.axon.status_message;
 }
 
 }  // namespace
@@ -244,15 +259,18 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
     s.axon.status_code = static_cast<std::int64_t>(status);
     s.axon.status_message = std::move(message);
   }
-  take_if_set(s.axon.status_code, h.axon.status_code);
-  take_if_set(s.axon.status_message, h.axon.status_message);
-  take_if_set(s.axon.process_time, h.axon.process_time);
-  take_if_set(s.axon.version, h.axon.version);
-  take_if_set(s.axon.nonce, h.axon.nonce);
-  take_if_set(s.axon.uuid, h.axon.uuid);
-  take_if_set(s.axon.signature, h.axon.signature);
-  s.dendrite.status_code = s.axon.status_code;
-  s.dendrite.status_message = s.axon.status_message;
+  merge_axon_headers(s, h);
+  return {};
+}
+
+std::error_code apply_stream_headers(synapse& s, const boost::beast::http::fields& headers,
+                                     std::string& detail) {
+  synapse h;
+  if (error e = from_headers(headers, h); e) {
+    detail = e.message();
+    return make_error_code(dendrite_errc::malformed_response);
+  }
+  merge_axon_headers(s, h);
   return {};
 }
 
