@@ -233,6 +233,8 @@ int main(int argc, char** argv) {
   std::uint64_t max_body_bytes = defaults.max_body_bytes;
   std::size_t max_connections = defaults.max_connections;
   double header_timeout_s = std::chrono::duration<double>(defaults.header_timeout).count();
+  double body_timeout_s = std::chrono::duration<double>(defaults.body_timeout).count();
+  std::uint64_t body_min_rate = defaults.body_min_rate;
 
   app.add_option("--wallet.path", wcfg.path, "Wallet directory")
       ->envname("BT_WALLET_PATH")
@@ -284,6 +286,15 @@ int main(int argc, char** argv) {
   app.add_option("--axon.header_timeout", header_timeout_s,
                  "Seconds from a connection's (or request's) first byte to the end of its headers")
       ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_option("--axon.body_timeout", body_timeout_s,
+                 "Seconds a request body may take after its head, plus 1 s per body_min_rate bytes "
+                 "received; later: 408 and close")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_option("--axon.body_min_rate", body_min_rate,
+                 "Bytes per second a request body must keep up after body_timeout")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   app.add_option("--stream.delay_ms", stream_delay_ms,
                  "WordStream: milliseconds to wait before each streamed word")
@@ -366,6 +377,8 @@ int main(int argc, char** argv) {
     o.max_body_bytes = max_body_bytes;
     o.max_connections = max_connections;
     o.header_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(header_timeout_s * 1000));
+    o.body_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(body_timeout_s * 1000));
+    o.body_min_rate = body_min_rate;
     o.insecure_skip_verification = insecure;
     o.logger = log;
     raise_fd_limit(o.max_connections, *log);

@@ -7,17 +7,24 @@
 // section 10):
 //
 //   #  stage                        on failure (HTTP status, {"message": ...})
-//   1  method + exact route (D24)   405 Method Not Allowed
-//                                   404 Synapse name 'X' not found. Available synapses [...]
+//   1  method, Host, exact route    405 Method Not Allowed
+//      (D24; absolute-form targets  400 Bad Request: missing Host header / more than one Host
+//      are served by their path)    404 Synapse name 'X' not found. Available synapses [...]
 //   2  header synapse parse         400 Malformed headers: <what and why>     (Python: 500)
 //   3  verification (verifier.cpp)  401 Not Verified with error: <why>       hotkey SS58-42, nonce
-//      + route's verify function         freshness on every request, signature required (D1-D3)
+//      + route's verify function         freshness on every request, signature required, every
+//                                        signed component canonical (D1-D3, D29)
 //   4  blacklist (verified caller)  403 Forbidden. Key is blacklisted: <reason>.   (D4)
-//   5  nonce store record           401 ... Nonce is too old, a newer one was last processed
+//   5  nonce store record           401 ... Nonce is too old / Nonce was already used
 //                                   503 when the store is full of live records
-//   6  priority + admission         503 queue full (Retry-After)                   (D15)
+//   6  priority + a look at the     503 queue full (Retry-After)                   (D15)
+//      queue (nothing taken yet)
 //   7  body read                    413 (Content-Length judged before reading; enforced while
-//                                   reading), 408 (deadline hit while reading)
+//                                   reading), 431 (chunk extensions + trailers over the header
+//                                   limit), 408 (body too slow: due body_timeout after the head
+//                                   plus 1 s per body_min_rate bytes; or the deadline)
+//      admission                    503 queue full: the slot is taken only now, so a client
+//                                   that never finishes its body holds none
 //   8  body parse + hash check      400 Malformed body / Hash mismatch ...      (Python: 500/422)
 //   9  forward under the deadline   408 Request timeout after <t> seconds (handler cancelled)
 //      (worker pool, or coroutine)  500 Internal Server Error #<id> (handler threw; details logged)
@@ -31,11 +38,13 @@
 // (handler threw, deadline, write failed or stalled, shutdown) can only cut the stream: the
 // connection closes without the final chunk.
 //
-// Rejections in stages 1-7 happen with the body unread: the answer carries `connection: close`
-// and the connection is closed instead of draining an unbounded body. Later failures keep the
-// connection alive. The request's deadline (min(timeout header, max_request_timeout) after its
-// head arrived) covers body reading, queue wait and the handler (D16). Every answer is written
-// exactly once; the access line is logged at debug for each.
+// Every rejection in stages 1-7 carries `connection: close` and the connection is closed (with
+// the body unread, draining it would cost without bound; and a client refused on its head gets
+// no second request on that connection). Later failures keep the connection alive. Error answers
+// are signed only once stage 3 passed (D29). The request's deadline (min(timeout header,
+// max_request_timeout) after its head arrived; a timeout of 0 means the cap) covers body
+// reading, queue wait and the handler (D16). Every answer is written exactly once; the access
+// line is logged at debug for each.
 #include "pipeline.hpp"
 
 #include "axon_impl.hpp"
@@ -51,9 +60,9 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/asio/write.hpp>
 
 #include <fmt/format.h>
 #include <sodium.h>
@@ -105,7 +114,14 @@ std::string error_id() {
   return out;
 }
 
-std::string_view strip_query(std::string_view target) {
+/// The path of a request-target: origin-form ("/Name?query") or absolute-form
+/// ("http://host:port/Name", which RFC 9112 3.2.2 requires servers to accept), without the query.
+std::string_view request_path(std::string_view target) {
+  const auto scheme_end = target.find("://");
+  if (!target.empty() && target.front() != '/' && scheme_end != std::string_view::npos) {
+    const auto path = target.find('/', scheme_end + 3);
+    target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+  }
   const auto q = target.find('?');
   return q == std::string_view::npos ? target : target.substr(0, q);
 }
@@ -137,7 +153,7 @@ task<bool> answer(connection& c, const rejection& rej, const route* r, const syn
                   clock_type::time_point t0) {
   const double elapsed = seconds_since(t0);
   build_error_response(c, rej.status, rej.message, r, headers, elapsed, rej.close, rej.retry_after);
-  log_access(c, r ? std::string_view(r->name()) : std::string_view(strip_query(c.target_)),
+  log_access(c, r ? std::string_view(r->name()) : request_path(c.target_),
              headers ? or_dash(headers->dendrite.hotkey) : std::string_view("-"), rej.status,
              rej.message, elapsed);
   if (rej.close) c.linger_ = true;
@@ -172,6 +188,49 @@ rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr e
   return rej;
 }
 
+/// Bounds the read of a request body: it is due `grace` after the head plus one second per
+/// `rate` bytes received, and before the request's deadline. When it falls behind, the pending
+/// read is cancelled (the socket stays open for the 408) and `late` says why. Runs on the
+/// connection's strand (job_timer_ is bound to it), re-arming itself as the body grows.
+struct body_watchdog : std::enable_shared_from_this<body_watchdog> {
+  enum verdict { on_time, too_slow, past_deadline };
+
+  body_watchdog(std::weak_ptr<connection> c, clock_type::time_point start,
+                clock_type::time_point deadline, std::chrono::milliseconds grace,
+                std::uint64_t rate)
+      : conn(std::move(c)),
+        start(start),
+        deadline(deadline),
+        grace(grace),
+        rate(static_cast<double>(std::max<std::uint64_t>(rate, 1))) {}
+
+  clock_type::time_point due(const connection& c) const {
+    return start + grace +
+           std::chrono::duration_cast<clock_type::duration>(
+               std::chrono::duration<double>(static_cast<double>(c.body_.size()) / rate));
+  }
+
+  void arm(connection& c) {
+    c.job_timer_.expires_at(std::min(due(c), deadline));
+    c.job_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // cancelled: the body arrived, or the read failed
+      const auto cp = self->conn.lock();
+      if (!cp) return;
+      const auto now = clock_type::now();
+      if (now < self->deadline && now < self->due(*cp)) return self->arm(*cp);  // caught up
+      self->late = now >= self->deadline ? past_deadline : too_slow;
+      beast::error_code ignored;
+      cp->stream_.socket().cancel(ignored);
+    });
+  }
+
+  std::weak_ptr<connection> conn;
+  clock_type::time_point start, deadline;
+  std::chrono::milliseconds grace;
+  double rate;
+  verdict late = on_time;
+};
+
 /// The end of a streamed answer (PROTOCOL 7), once the handler returned or the deadline passed.
 /// Before the head went out, failures are answered as for any route; after it, anything but a
 /// normal return before the deadline cuts the stream (the connection closes without the final
@@ -187,8 +246,8 @@ task<bool> finish_stream(connection& c, request_job& job, clock_type::time_point
   rejection rej{};
   // The handler may also have returned normally just after the deadline, before the job timer
   // ran (a send refused for the deadline, or a strand busy until then): that stream is cut too.
-  const bool late = !job.error && (st.cut.load(std::memory_order_relaxed) ||
-                                   clock_type::now() >= st.deadline);
+  const bool late =
+      !job.error && (st.cut.load(std::memory_order_relaxed) || clock_type::now() >= st.deadline);
   if (!job.done || late) {
     job.cancel.store(true, std::memory_order_relaxed);
     if (!job.done) job.coro_cancel.emit(net::cancellation_type::terminal);
@@ -283,19 +342,29 @@ task<bool> serve_request(connection& c, request_parser& p) {
   const auto t0 = clock_type::now();
   const bool body_pending = !p.is_done();
   const bool client_keep_alive = p.keep_alive();
-  // An answer given before the body was read closes the connection (the unread body would
-  // otherwise have to be drained, without bound).
-  const bool close_early = body_pending || !client_keep_alive;
+  c.verified_ = false;
+  // Every answer given before the body was read closes the connection: an unread body would
+  // otherwise have to be drained without bound, and a request refused on its head says nothing
+  // good about what else the client has pipelined.
+  constexpr bool close_early = true;
   // The answer when a stage refuses. Always a named object passed by reference: GCC 12 mishandles
   // non-trivial temporaries inside co_await expressions (they can be destroyed twice).
   rejection rej{};
 
-  // ---- 1. method and exact route (D24: before any other work) ----
+  // ---- 1. method, Host and exact route (D24: before any other work) ----
   if (p.method() != http::verb::post && p.method() != http::verb::get) {
     rej = {405, "Method Not Allowed", close_early};
     co_return co_await answer(c, rej, nullptr, nullptr, t0);
   }
-  const std::string_view path = strip_query(c.target_);
+  // RFC 9112 3.2: an HTTP/1.1 request has exactly one Host field (HTTP/1.0 may have none).
+  if (p.host_fields() > 1 || (p.host_fields() == 0 && p.version() >= 11)) {
+    rej = {400,
+           p.host_fields() > 1 ? "Bad Request: more than one Host header"
+                               : "Bad Request: missing Host header",
+           close_early};
+    co_return co_await answer(c, rej, nullptr, nullptr, t0);
+  }
+  const std::string_view path = request_path(c.target_);
   const route* r = core.find_route(path);
   if (r == nullptr) {
     std::string msg = fmt::format("Synapse name '{}' not found.",
@@ -319,11 +388,15 @@ task<bool> serve_request(connection& c, request_parser& p) {
     rej = {400, "Malformed headers: missing computed_body_hash", close_early};
     co_return co_await answer(c, rej, nullptr, nullptr, t0);
   }
-  const double timeout_s = c.view_.timeout.value_or(12.0);
+  double timeout_s = c.view_.timeout.value_or(12.0);
   if (!std::isfinite(timeout_s) || timeout_s < 0) {
     rej = {400, "Malformed headers: timeout must be a finite, non-negative number", close_early};
     co_return co_await answer(c, rej, nullptr, nullptr, t0);
   }
+  // Clamped in seconds before any conversion (a huge double would overflow the clock's integer
+  // duration); 0, "no timeout", also means the cap.
+  const double cap_s = std::chrono::duration<double>(opts.max_request_timeout).count();
+  if (timeout_s == 0 || timeout_s > cap_s) timeout_s = cap_s;
 
   auto job = std::make_shared<request_job>();
   job->r = r;
@@ -334,10 +407,8 @@ task<bool> serve_request(connection& c, request_parser& p) {
   h.dendrite.ip = c.peer_ip_;
   h.dendrite.port = c.peer_port_;
 
-  const auto budget = std::min<clock_type::duration>(
-      std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(timeout_s)),
-      opts.max_request_timeout);
-  const auto deadline = t0 + budget;
+  const auto deadline = t0 + std::chrono::duration_cast<clock_type::duration>(
+                                 std::chrono::duration<double>(timeout_s));
   request_context& ctx = job->ctx;
   ctx.hotkey = h.dendrite.hotkey ? std::string_view(*h.dendrite.hotkey) : std::string_view();
   ctx.uuid = h.dendrite.uuid ? std::string_view(*h.dendrite.uuid) : std::string_view();
@@ -372,6 +443,8 @@ task<bool> serve_request(connection& c, request_parser& p) {
       co_return co_await answer(c, rej, r, &h, t0);
     }
   }
+  // From here on, error answers may be signed (D29: never for an unverified request).
+  c.verified_ = !opts.insecure_skip_verification;
 
   // ---- 4. blacklist, on the authenticated hotkey ----
   if (policy.blacklist) {
@@ -421,7 +494,7 @@ task<bool> serve_request(connection& c, request_parser& p) {
     }
   }
 
-  // ---- 6. priority and admission to the bounded queue ----
+  // ---- 6. priority, and a first look at admission ----
   double priority = 0;
   if (policy.priority) {
     std::optional<std::string> failure;
@@ -441,23 +514,17 @@ task<bool> serve_request(connection& c, request_parser& p) {
       }
     }
   }
-  const bool on_pool = (r->spec.forward || r->spec.stream) && !r->spec.run_inline;
-  // Returns the queue slot unless the job was handed to the pool.
-  struct reservation {
-    worker_pool* pool = nullptr;
-    ~reservation() {
-      if (pool) pool->release();
-    }
-  } slot;
-  if (on_pool) {
-    if (!core.pool->try_reserve()) {
-      rej = {503, "Service unavailable: request queue is full", close_early, 1};
-      co_return co_await answer(c, rej, r, &h, t0);
-    }
-    slot.pool = core.pool.get();
+  // Every route but the inline ones takes a slot of the bounded queue: plain handlers until a
+  // worker picks them up, coroutine handlers for as long as they run. The slot is taken only
+  // once the body has arrived, so a client that never finishes its body holds none; a full
+  // queue is refused here already, before the client spends its upload on a 503.
+  const bool needs_slot = !r->spec.run_inline;
+  if (needs_slot && !core.pool->has_room()) {
+    rej = {503, "Service unavailable: request queue is full", close_early, 1};
+    co_return co_await answer(c, rej, r, &h, t0);
   }
 
-  // ---- 7. body: size judged before reading, enforced while reading, under the deadline ----
+  // ---- 7. body: size judged before reading, enforced while reading, at a minimum rate ----
   if (const auto length = p.content_length(); length && *length > opts.max_body_bytes) {
     rej = {413,
            fmt::format("Request body too large: {} bytes, the limit is {}", *length,
@@ -470,19 +537,48 @@ task<bool> serve_request(connection& c, request_parser& p) {
     p.max_body(opts.max_body_bytes);
     p.body_limit(opts.max_body_bytes);
     beast::error_code ec;
+    body_watchdog::verdict late = body_watchdog::on_time;
     if (!p.parse_buffered(c.buffer_, false, ec) && !ec) {
-      c.stream_.expires_at(deadline);
-      auto [rec, n] = co_await http::async_read(c.stream_, c.buffer_, p, use_task);
-      (void)n;
-      ec = rec;
+      // The watchdog, not the stream's own expiry, bounds the read: a tcp_stream that times out
+      // closes its socket, and the 408 could then not be written.
+      c.stream_.expires_never();
+      auto watch = std::make_shared<body_watchdog>(c.weak_from_this(), clock_type::now(), deadline,
+                                                   opts.body_timeout, opts.body_min_rate);
+      watch->arm(c);
+      // (A watchdog that fires just as a read completes finds no read to cancel: hence the
+      // check of `late` before each read.)
+      while (!p.is_done() && watch->late == body_watchdog::on_time) {
+        auto [rec, n] = co_await http::async_read_some(c.stream_, c.buffer_, p, use_task);
+        (void)n;
+        if (rec) {
+          ec = rec;
+          break;
+        }
+      }
+      late = watch->late;
+      c.job_timer_.cancel();
     }
     if (ec == http::error::body_limit) {
       rej = {413, fmt::format("Request body too large: the limit is {} bytes", opts.max_body_bytes),
              true};
       co_return co_await answer(c, rej, r, &h, t0);
     }
-    if (ec == beast::error::timeout) {
-      rej = {408, "Request timeout after " + python_seconds(timeout_s) + " seconds", true};
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+      rej = {431,
+             "Request Header Fields Too Large: chunk extensions and trailers exceed the header "
+             "limit",
+             true};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
+    if (late != body_watchdog::on_time) {
+      if (late == body_watchdog::too_slow) {
+        rej = {408,
+               fmt::format("Request body too slow: {} bytes in {:.1f} seconds", c.body_.size(),
+                           seconds_since(t0)),
+               true};
+      } else {
+        rej = {408, "Request timeout after " + python_seconds(timeout_s) + " seconds", true};
+      }
       co_return co_await answer(c, rej, r, &h, t0);
     }
     if (ec) {
@@ -496,6 +592,14 @@ task<bool> serve_request(connection& c, request_parser& p) {
       co_return false;
     }
   }
+  // Admission proper: the slot is taken now that the body is here.
+  if (needs_slot) {
+    if (!core.pool->try_reserve()) {
+      rej = {503, "Service unavailable: request queue is full", !client_keep_alive, 1};
+      co_return co_await answer(c, rej, r, &h, t0);
+    }
+    job->slot = core.pool.get();  // returned when the job ends, unless the pool takes it
+  }
 
   // ---- 8. body synapse and its hash ----
   job->body = r->spec.make();
@@ -504,8 +608,9 @@ task<bool> serve_request(connection& c, request_parser& p) {
     rej = {400, "Malformed body: " + e.message(), !client_keep_alive};
     co_return co_await answer(c, rej, r, &h, t0);
   }
-  // D5: the handler must not see a body that claims another caller than the signed headers.
-  if (s.dendrite.hotkey && h.dendrite.hotkey && *s.dendrite.hotkey != *h.dendrite.hotkey) {
+  // D5: the handler must not see a body that claims another caller than the signed headers
+  // (a body whose dendrite.hotkey is null or missing claims no one: refused too).
+  if (c.verified_ && s.dendrite.hotkey != h.dendrite.hotkey) {
     rej = {400, "Malformed body: dendrite.hotkey differs from the signed bt_header_dendrite_hotkey",
            !client_keep_alive};
     co_return co_await answer(c, rej, r, &h, t0);
@@ -554,7 +659,7 @@ task<bool> serve_request(connection& c, request_parser& p) {
               }
             })));
   } else {
-    slot.pool = nullptr;  // the pool takes the reservation
+    job->slot = nullptr;  // the pool takes the reservation
     if (!core.pool->submit(priority, job)) {
       rej = {503, "Service unavailable: the axon is stopping", !client_keep_alive, 1};
       co_return co_await answer(c, rej, r, &h, t0);

@@ -36,6 +36,14 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   net::cancellation_signal coro_cancel;  // stops a coroutine handler at the deadline
   std::shared_ptr<stream_state> stream;  // streaming routes only (PROTOCOL 7)
   stream_writer writer;                  // handed to a streaming handler; shares `stream`
+  worker_pool* slot = nullptr;           // a queue slot this request holds (released at the end)
+
+  request_job() = default;
+  request_job(const request_job&) = delete;
+  request_job& operator=(const request_job&) = delete;
+  ~request_job() override {
+    if (slot) slot->release();
+  }
 
   void run() noexcept override;
   void complete(std::shared_ptr<pool_job> self) noexcept override;

@@ -19,6 +19,11 @@ boost::beast::string_view trim(boost::beast::string_view value) {
 void request_parser::on_field_impl(boost::beast::http::field name,
                                    boost::beast::string_view name_string,
                                    boost::beast::string_view value, boost::beast::error_code& ec) {
+  if (is_header_done()) {  // a trailer field: counted, then ignored (nothing reads trailers)
+    spend(name_string.size() + value.size() + 4, ec);
+    return;
+  }
+  if (name == boost::beast::http::field::host) ++host_fields_;
   if (name == boost::beast::http::field::expect && boost::beast::iequals(value, "100-continue"))
     expect_continue_ = true;
   // Only `Transfer-Encoding: chunked` frames a body we can read. Beast ignores a coding list that

@@ -25,16 +25,20 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   /// `target` the request-target; `body` the body once read (appended, so clear it first).
   /// The references must outlive the parser.
   request_parser(synapse& view, std::string& target, std::string& body, std::uint32_t header_bytes)
-      : reader_(view), target_(target), body_(body) {
+      : reader_(view), target_(target), body_(body), field_budget_(header_bytes) {
     header_limit(header_bytes);
     body_limit(boost::none);  // judged by the pipeline from Content-Length, then set
   }
 
   verb method() const noexcept { return method_; }
+  /// HTTP version times ten (11 for HTTP/1.1).
+  int version() const noexcept { return version_; }
   /// The first header that failed to parse (empty when none).
   const error& header_error() const noexcept { return reader_.result(); }
   bool saw_body_hash() const noexcept { return reader_.saw_body_hash(); }
   bool expect_continue() const noexcept { return expect_continue_; }
+  /// How many `Host` fields the head carried (RFC 9112 3.2: exactly one in HTTP/1.1).
+  unsigned host_fields() const noexcept { return host_fields_; }
   /// Bound enforced while the body arrives (besides the parser's own body_limit).
   void max_body(std::uint64_t n) noexcept { max_body_ = n; }
 
@@ -60,8 +64,9 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
 
  private:
   void on_request_impl(verb method, boost::beast::string_view, boost::beast::string_view target,
-                       int, boost::beast::error_code&) override {
+                       int version, boost::beast::error_code&) override {
     method_ = method;
+    version_ = version;
     target_.assign(target.data(), target.size());
   }
   void on_response_impl(int, boost::beast::string_view, int, boost::beast::error_code&) override {}
@@ -78,8 +83,13 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   std::size_t on_body_impl(boost::beast::string_view data, boost::beast::error_code& ec) override {
     return append(data, ec);
   }
-  void on_chunk_header_impl(std::uint64_t, boost::beast::string_view,
-                            boost::beast::error_code&) override {}
+  /// Chunk extensions and trailer fields are head-like bytes that arrive with the body: they
+  /// are counted, with the head, against the header limit (http::error::header_limit past it),
+  /// so a body of many tiny chunks with long extensions cannot cost more than the head may.
+  void on_chunk_header_impl(std::uint64_t, boost::beast::string_view extensions,
+                            boost::beast::error_code& ec) override {
+    spend(extensions.size() + 8, ec);  // + the chunk-size line's framing
+  }
   std::size_t on_chunk_body_impl(std::uint64_t, boost::beast::string_view data,
                                  boost::beast::error_code& ec) override {
     return append(data, ec);
@@ -87,13 +97,23 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void on_finish_impl(boost::beast::error_code&) override {}
 
   std::size_t append(boost::beast::string_view data, boost::beast::error_code& ec);
+  void spend(std::size_t bytes, boost::beast::error_code& ec) noexcept {
+    if (bytes > field_budget_) {
+      ec = boost::beast::http::error::header_limit;
+      return;
+    }
+    field_budget_ -= bytes;
+  }
 
   header_reader reader_;
   std::string& target_;
   std::string& body_;
   verb method_ = verb::unknown;
+  int version_ = 11;
   bool expect_continue_ = false;
+  unsigned host_fields_ = 0;
   std::uint64_t max_body_ = 0;
+  std::uint64_t field_budget_;  // header bytes left for chunk extensions and trailers
 };
 
 }  // namespace bt::detail

@@ -151,16 +151,21 @@ void build_error_response(connection& c, int status, std::string_view message, c
     ax.status_message = std::string(message);
     ax.process_time = process_time;
     ax.signature.reset();
-    if (c.core_.opts.sign_error_responses && c.core_.hotkey.has_secret()) {
-      // "{axon.nonce}.{dendrite.hotkey}.{axon.hotkey}.{axon.uuid}" with both hotkeys as the
-      // request's headers claimed them (Python's f-string renders a missing one as "None").
+    // D29: only a request that passed verification gets a signed answer, and the message names
+    // the verified caller and this axon's own hotkey, never what unverified headers claim:
+    // otherwise anyone could have this axon sign a dot-joined message of their choosing.
+    if (c.core_.opts.sign_error_responses && c.core_.hotkey.has_secret() && c.verified_ &&
+        obj->dendrite.hotkey) {
+      // "{axon.nonce}.{dendrite.hotkey}.{axon.hotkey}.{axon.uuid}"
+      const std::string& mine = c.core_.verifier.my_hotkey();
+      ax.hotkey = mine;
       std::string& m = c.scratch_;
       m.clear();
       append_int(m, *ax.nonce);
       m.push_back('.');
-      m.append(obj->dendrite.hotkey ? *obj->dendrite.hotkey : std::string("None"));
+      m.append(*obj->dendrite.hotkey);
       m.push_back('.');
-      m.append(ax.hotkey ? *ax.hotkey : std::string("None"));
+      m.append(mine);
       m.push_back('.');
       m.append(*ax.uuid);
       const auto sig = c.core_.hotkey.sign(std::string_view(m));

@@ -39,11 +39,20 @@ constexpr std::size_t keep_body_bytes = 1024 * 1024;
 // discards a little for a short while before closing ("lingering close"), bounded both ways.
 constexpr std::size_t linger_bytes = 256 * 1024;
 constexpr auto linger_time = std::chrono::milliseconds(500);
+// What a connection's read buffer may hold beyond a maximal head: one read's worth.
+constexpr std::size_t read_room = 64 * 1024;
 
 }  // namespace
 
 connection::connection(axon::impl& core, socket_t socket)
-    : core_(core), strand_(socket.get_executor()), stream_(std::move(socket)), job_timer_(strand_) {
+    : core_(core),
+      strand_(socket.get_executor()),
+      stream_(std::move(socket)),
+      // Bounded: Beast buffers a whole head, chunk-size line or trailer block before parsing it,
+      // so without a cap one endless line would grow the buffer without limit. The head is
+      // limited to max_header_bytes; the rest is room for one read.
+      buffer_(std::size_t{core.opts.max_header_bytes} + read_room),
+      job_timer_(strand_) {
   beast::error_code ec;
   auto& sock = stream_.socket();
   sock.set_option(tcp::no_delay(true), ec);  // answers are written in one piece; never delay them
@@ -154,7 +163,7 @@ task<void> connection::run(std::shared_ptr<connection> self) {
         ec = rec;
       }
       if (ec) {
-        if (ec == http::error::header_limit) {
+        if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
           co_await reject_unparsed(c, 431, "Request Header Fields Too Large");
         } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
                    ec != http::error::end_of_stream && ec != http::error::partial_message) {

@@ -70,6 +70,7 @@ class connection : public std::enable_shared_from_this<connection> {
   bool stop_requested_ = false;  // the axon is stopping: finish this request, then close
   bool aborted_ = false;         // the drain deadline passed
   bool linger_ = false;          // unread input may remain: drain briefly before closing
+  bool verified_ = false;        // the current request passed verification (D29: sign only then)
   std::list<std::weak_ptr<connection>>::iterator registry_pos_;
   bool registered_ = false;
 

@@ -76,6 +76,11 @@ worker_pool::~worker_pool() {
   stop(std::chrono::steady_clock::duration::zero());
 }
 
+bool worker_pool::has_room() const noexcept {
+  std::lock_guard lk(core_->m);
+  return !core_->closing && core_->reserved + core_->queue.size() < core_->capacity;
+}
+
 bool worker_pool::try_reserve() noexcept {
   std::lock_guard lk(core_->m);
   if (core_->closing || core_->reserved + core_->queue.size() >= core_->capacity) return false;

@@ -46,10 +46,12 @@ class job_queue {
 
 /// A fixed set of threads fed by a job_queue of bounded length.
 ///
-/// Admission is split from submission so the axon can refuse a request (503) before reading its
-/// body: try_reserve() takes a slot, submit() fills it once the body is verified, release() gives
-/// it back when the request fails in between. Slots count reserved plus queued jobs (not the
-/// running ones). All members are thread-safe.
+/// Admission is split from submission: the axon looks (has_room) before it reads a body, so a
+/// full queue is refused before the upload; try_reserve() takes a slot once the body arrived,
+/// submit() fills it once the body is verified, release() gives it back when the request fails
+/// in between (or, for a coroutine handler, which holds its slot while it runs, when it ends).
+/// Slots count reserved plus queued jobs (not the ones running on a worker). All members are
+/// thread-safe.
 class worker_pool {
  public:
   worker_pool(std::size_t threads, std::size_t capacity);
@@ -58,6 +60,8 @@ class worker_pool {
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
+  /// Whether try_reserve() would succeed now (a hint: another thread may take the slot).
+  bool has_room() const noexcept;
   /// False when the queue is full or the pool is stopping.
   bool try_reserve() noexcept;
   /// Returns a reserved slot that will not be submitted.

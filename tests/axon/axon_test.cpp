@@ -340,39 +340,74 @@ TEST_CASE("401: replayed, too old and future nonces", "[axon][verify]") {
   }
 }
 
-TEST_CASE("error responses carry the header synapse and the axon's signature (5.12, 5.13)",
-          "[axon]") {
-  auto ax = make_axon();
+TEST_CASE("error responses carry the header synapse; the axon signs them only once verified (D29)",
+          "[axon][verify]") {
+  auto ax = make_axon(bt::axon_options::loopback(),
+                      {.blacklist = [](const bt::synapse&, const bt::request_context& ctx) {
+                        return ctx.hotkey == charlie().ss58_address()
+                                   ? bt::verdict::deny("charlie")
+                                   : bt::verdict::allow();
+                      }});
   ax->start();
-  raw_client c(ax->port());
-  bt::test::python_request_options o;
-  o.sign = false;
-  c.send(dummy_request(*ax, 1, o).wire(ax->port()));
-  const auto r = c.read();
-  REQUIRE(r.status == 401);
-  CHECK(r.header("name") == std::optional<std::string>("Dummy"));
-  CHECK(r.header("bt_header_axon_version") ==
-        std::optional<std::string>(std::to_string(bt::version_as_int)));
-  CHECK(r.header("bt_header_dendrite_ip") == std::optional<std::string>("127.0.0.1"));
-  // The observed peer port replaces the claim.
-  CHECK(r.header("bt_header_dendrite_port") ==
-        std::optional<std::string>(std::to_string(c.stream().socket().local_endpoint().port())));
-  const auto nonce = r.header("bt_header_axon_nonce");
-  const auto uuid = r.header("bt_header_axon_uuid");
-  const auto sig = r.header("bt_header_axon_signature");
-  REQUIRE(nonce);
-  REQUIRE(uuid);
-  REQUIRE(sig);
-  CHECK(is_uuid(*uuid, '1'));
-  const std::string msg =
-      *nonce + "." + alice().ss58_address() + "." + bob().ss58_address() + "." + *uuid;
-  const auto bytes = bt::from_hex(*sig);
-  REQUIRE(bytes);
-  CHECK(bob().verify(std::string_view(msg), *bytes));
-  CHECK_FALSE(alice().verify(std::string_view(msg), *bytes));
-  // Rejected before the body was read: answered, then closed.
-  CHECK(r.header("connection") == std::optional<std::string>("close"));
-  CHECK(c.closed_by_peer());
+  const std::uint16_t port = ax->port();
+
+  SECTION("an unverified request gets the header synapse but no signature") {
+    raw_client c(port);
+    bt::test::python_request_options o;
+    o.sign = false;
+    c.send(dummy_request(*ax, 1, o).wire(port));
+    const auto r = c.read();
+    REQUIRE(r.status == 401);
+    CHECK(r.header("name") == std::optional<std::string>("Dummy"));
+    CHECK(r.header("bt_header_axon_version") ==
+          std::optional<std::string>(std::to_string(bt::version_as_int)));
+    CHECK(r.header("bt_header_dendrite_ip") == std::optional<std::string>("127.0.0.1"));
+    // The observed peer port replaces the claim.
+    CHECK(r.header("bt_header_dendrite_port") ==
+          std::optional<std::string>(std::to_string(c.stream().socket().local_endpoint().port())));
+    CHECK(r.header("bt_header_axon_nonce"));
+    CHECK(r.header("bt_header_axon_uuid"));
+    CHECK_FALSE(r.has_header("bt_header_axon_signature"));
+    // Rejected before the body was read: answered, then closed.
+    CHECK(r.header("connection") == std::optional<std::string>("close"));
+    CHECK(c.closed_by_peer());
+  }
+
+  SECTION("the oracle: a forged request naming this axon's own hotkey as the caller") {
+    // The attacker claims the caller is //Bob (this axon) and the axon is "<victim>.<uuid>", so
+    // that a signature over "{n}.{bob}.{victim}.{uuid}.{axon uuid}" would read as //Bob's
+    // request to the victim. Unverified, it must get no signature at all.
+    auto req = python_request(dummy_with(1), bob(), alice().ss58_address(),
+                              {.axon_port = port, .sign = false});
+    req.set("bt_header_axon_hotkey",
+            alice().ss58_address() + ".5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a");
+    req.set("bt_header_dendrite_signature", "0x" + std::string(128, '0'));
+    const auto r = roundtrip(port, req.wire(port));
+    CHECK(r.status == 401);
+    CHECK_FALSE(r.has_header("bt_header_axon_signature"));
+  }
+
+  SECTION("a verified request refused later is signed over the verified caller and this axon") {
+    raw_client c(port);
+    auto req = python_request(dummy_with(1), charlie(), bob().ss58_address(), {.axon_port = port});
+    c.send(req.wire(port));
+    const auto r = c.read();
+    REQUIRE(r.status == 403);
+    const auto nonce = r.header("bt_header_axon_nonce");
+    const auto uuid = r.header("bt_header_axon_uuid");
+    const auto sig = r.header("bt_header_axon_signature");
+    REQUIRE(nonce);
+    REQUIRE(uuid);
+    REQUIRE(sig);
+    CHECK(is_uuid(*uuid, '1'));
+    CHECK(r.header("bt_header_axon_hotkey") == std::optional<std::string>(bob().ss58_address()));
+    const std::string msg =
+        *nonce + "." + charlie().ss58_address() + "." + bob().ss58_address() + "." + *uuid;
+    const auto bytes = bt::from_hex(*sig);
+    REQUIRE(bytes);
+    CHECK(bob().verify(std::string_view(msg), *bytes));
+    CHECK_FALSE(charlie().verify(std::string_view(msg), *bytes));
+  }
 }
 
 TEST_CASE("403 blacklist runs on the authenticated hotkey (D4)", "[axon]") {
@@ -663,13 +698,13 @@ TEST_CASE("503: the bounded queue refuses with Retry-After, and priority orders 
   a.send(dummy_request(*ax, 1).wire(port));  // runs (blocks the only worker)
   while (entered.load() != 1) std::this_thread::sleep_for(1ms);
   b.send(python_request(dummy_with(2), alice(), bob().ss58_address(),
-                        {.uuid = "uuid-b", .axon_port = port})
+                        {.uuid = bt::test::test_uuid("uuid-b"), .axon_port = port})
              .wire(port));
   while (ax->queued_requests() < 1) std::this_thread::sleep_for(1ms);
   c.send(python_request(dummy_with(3), charlie(), bob().ss58_address(), oc).wire(port));
   while (ax->queued_requests() < 2) std::this_thread::sleep_for(1ms);
   d.send(python_request(dummy_with(4), alice(), bob().ss58_address(),
-                        {.uuid = "uuid-d", .axon_port = port})
+                        {.uuid = bt::test::test_uuid("uuid-d"), .axon_port = port})
              .wire(port));
   const auto r = d.read();
   check_error_headers(r, 503, "Service unavailable: request queue is full");
@@ -737,6 +772,58 @@ TEST_CASE("coroutine forwards run on the I/O thread and are cancelled at the dea
   CHECK(r.status == 408);
   for (int i = 0; i < 500 && !aborted; ++i) std::this_thread::sleep_for(10ms);
   CHECK(aborted);
+}
+
+TEST_CASE("coroutine forwards count against the admission limit", "[axon][limits]") {
+  bt::axon_options o = bt::axon_options::loopback();
+  o.max_queued_requests = 1;
+  auto ax = std::make_unique<bt::axon>(bob(), o);
+  // The first request holds its slot until the test lets it go (the others are answered first).
+  std::atomic<bool> release{false};
+  std::atomic<int> running{0};
+  ax->attach<dummy>([&](dummy& s, const bt::request_context&) -> boost::asio::awaitable<void> {
+    ++running;
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
+    for (int i = 0; i < 500 && !release; ++i) {
+      t.expires_after(10ms);
+      co_await t.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+    s.dummy_output = s.dummy_input;
+  });
+  ax->start();
+  const std::uint16_t port = ax->port();
+  raw_client first(port);
+  first.send(dummy_request(*ax, 1, {.uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec11"}).wire(port));
+  while (running.load() != 1) std::this_thread::sleep_for(1ms);
+  for (int i = 2; i <= 4; ++i) {
+    const std::string uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1" + std::to_string(i);
+    const auto r = roundtrip(port, dummy_request(*ax, i, {.uuid = uuid}).wire(port));
+    check_error_headers(r, 503, "Service unavailable: request queue is full");
+  }
+  CHECK(running.load() == 1);
+  release = true;
+  CHECK(first.read().status == 200);
+  // The slot came back: the next coroutine request is admitted.
+  CHECK(roundtrip(port, dummy_request(*ax, 5, {.uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec15"})
+                            .wire(port))
+            .status == 200);
+}
+
+TEST_CASE("a timeout of 0 or beyond the cap means the cap, without overflow", "[axon][limits]") {
+  // A handler that takes 50 ms: a deadline in the past (the overflow) would answer 408 at once.
+  auto ax = std::make_unique<bt::axon>(bob(), bt::axon_options::loopback());
+  ax->attach<dummy>([](dummy& s, const bt::request_context& ctx) {
+    std::this_thread::sleep_for(50ms);
+    CHECK(ctx.deadline > std::chrono::steady_clock::now() + 60s);  // the 120 s cap
+    s.dummy_output = s.dummy_input;
+  });
+  ax->start();
+  const std::uint16_t port = ax->port();
+  for (const double timeout : {0.0, 1e10, 9.3e9, 1e300}) {
+    INFO("timeout " << timeout);
+    const auto r = roundtrip(port, dummy_request(*ax, 7, {.timeout = timeout}).wire(port));
+    CHECK(r.status == 200);
+  }
 }
 
 TEST_CASE("concurrent clients", "[axon]") {

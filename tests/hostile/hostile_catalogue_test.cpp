@@ -461,7 +461,7 @@ TEST_CASE("slow and vanishing clients: slowloris, idle sockets, flood, disconnec
     *big.get("size") = 8 << 20;
     for (int i = 0; i < 2; ++i) {
       posix_client c(port);
-      c.send(ax.request(big, {.uuid = "mid-response"}).wire(port));
+      c.send(ax.request(big, {.uuid = bt::test::test_uuid("mid-response")}).wire(port));
       CHECK(c.receive(64 * 1024).rfind("HTTP/1.1 200", 0) == 0);
       if (i == 0)
         c.close();  // unread data in our buffer: the kernel answers the axon's writes with RST
@@ -508,14 +508,14 @@ TEST_CASE("a connection flood past the limit is shed, then the axon serves again
     CHECK(flood[i]->closed_by_peer(0ms) == (i >= 15));
   }
   // The held ones still work.
-  flood.front()->send(ax.dummy_request(1, {.uuid = "flood"}).wire(port));
+  flood.front()->send(ax.dummy_request(1, {.uuid = bt::test::test_uuid("flood")}).wire(port));
   CHECK(flood.front()->receive(12) == "HTTP/1.1 200");
   flood.clear();
   // Once the axon sees the closes, new connections are served again.
   int status = 0;
   for (int i = 0; i < 100 && status != 200; ++i) {
     try {
-      status = roundtrip(port, ax.dummy_request(2, {.uuid = "after-flood-" + std::to_string(i)})
+      status = roundtrip(port, ax.dummy_request(2, {.uuid = bt::test::test_uuid("after-flood-" + std::to_string(i))})
                                    .wire(port), 2s)
                    .status;
     } catch (const std::exception&) {
@@ -637,7 +637,7 @@ TEST_CASE("forged and stale signatures and nonces get 401", "[hostile]") {
   }
 
   {  // a replayed request: the first is served, the copy refused
-    const auto req = ax.dummy_request(9, {.uuid = "replay"});
+    const auto req = ax.dummy_request(9, {.uuid = bt::test::test_uuid("replay")});
     CHECK(roundtrip(port, req.wire(port)).status == 200);
     const auto again = roundtrip(port, req.wire(port));
     CHECK(again.status == 401);
@@ -731,6 +731,9 @@ TEST_CASE("bodies and headers that lie: hash mismatch, wrong types, nesting, unk
       {"a body dendrite.hotkey other than the signed one (D5)",
        edited(alice().ss58_address(), charlie().ss58_address()), 400,
        "Malformed body: dendrite.hotkey differs from the signed bt_header_dendrite_hotkey", true},
+      {"a body dendrite.hotkey of null (D5: claims no one, refused too)",
+       edited("\"hotkey\": \"" + alice().ss58_address() + "\"", "\"hotkey\": null"), 400,
+       "Malformed body: dendrite.hotkey differs from the signed bt_header_dendrite_hotkey", true},
       {"a timeout header that is not a number", with_header("timeout", "soon"), 400,
        "Malformed headers: *", false},
       {"a nonce header that is not an integer", with_header("bt_header_dendrite_nonce", "12.5"),
@@ -810,7 +813,7 @@ TEST_CASE("bodies and headers that lie: hash mismatch, wrong types, nesting, unk
       CHECK(bt::json::parse(r->body).at("dummy_output") == 42);
     if (c.keeps_alive) {
       // Same connection, next honest request: served.
-      conn.send(ax.dummy_request(99, {.uuid = "same-connection"}).wire(port));
+      conn.send(ax.dummy_request(99, {.uuid = bt::test::test_uuid("same-connection")}).wire(port));
       const auto next = conn.try_read(5s);
       REQUIRE(next);
       CHECK(next->status == 200);
@@ -835,7 +838,7 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
   // Two requests take both workers for good; each is answered 408 at its deadline.
   for (int i = 0; i < 2; ++i) {
     const auto r =
-        roundtrip(port, ax.request(hang, {.timeout = 0.5, .uuid = "hang"}).wire(port), 10s);
+        roundtrip(port, ax.request(hang, {.timeout = 0.5, .uuid = bt::test::test_uuid("hang")}).wire(port), 10s);
     CHECK(r.status == 408);
     CHECK(message_of(r) == "Request timeout after 0.5 seconds");
   }
@@ -843,7 +846,7 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
   std::vector<std::unique_ptr<raw_client>> waiting;
   for (int i = 0; i < 4; ++i) {
     waiting.push_back(std::make_unique<raw_client>(port));
-    waiting.back()->send(ax.dummy_request(i, {.timeout = 0.5, .uuid = "queued-" + std::to_string(i)})
+    waiting.back()->send(ax.dummy_request(i, {.timeout = 0.5, .uuid = bt::test::test_uuid("queued-" + std::to_string(i))})
                              .wire(port));
   }
   for (auto& c : waiting) {
@@ -853,7 +856,7 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
   }
   // ... and hold their slots (the stuck workers never take them), so the next request is refused
   // at once rather than waiting forever.
-  const auto full = roundtrip(port, ax.dummy_request(7, {.uuid = "refused"}).wire(port), 10s);
+  const auto full = roundtrip(port, ax.dummy_request(7, {.uuid = bt::test::test_uuid("refused")}).wire(port), 10s);
   CHECK(full.status == 503);
   CHECK(message_of(full) == "Service unavailable: request queue is full");
   CHECK(full.header("retry-after") == std::optional<std::string>("1"));
@@ -862,5 +865,190 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
   waiting.clear();
   CHECK(ax.settle_fds(fds0) == fds0);
   // Shutdown does not hang on the stuck handlers.
+  CHECK(ax.stop() == 0);
+}
+
+namespace {
+
+/// The resident memory of process `pid` in bytes (VmRSS), 0 when unreadable.
+std::size_t resident_bytes_of(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  std::size_t kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %zu kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib * 1024;
+}
+
+/// Sends `head` then `total` bytes made by `piece` (called with the running offset) on a plain
+/// socket from one thread while another reads the answer; stops sending when the axon closes.
+/// Returns the answer (status 0: none) and how much was sent.
+struct flood_result {
+  int status = 0;
+  std::string message;
+  std::size_t sent = 0;
+};
+flood_result flood(std::uint16_t port, const std::string& head,
+                   const std::function<std::string(std::size_t)>& piece, std::size_t total,
+                   const std::string& tail) {
+  posix_client c(port);
+  c.send(head);
+  std::atomic<bool> stop{false};
+  flood_result out;
+  std::thread sender([&] {
+    std::size_t sent = 0;
+    while (sent < total && !stop) {
+      const std::string p = piece(sent);
+      if (!c.try_send(p)) break;
+      sent += p.size();
+    }
+    if (!stop && sent >= total) c.try_send(tail);
+    out.sent = sent;
+  });
+  const std::string answer = c.receive(4096);
+  stop = true;
+  sender.join();
+  if (answer.rfind("HTTP/1.1 ", 0) == 0) {
+    out.status = std::atoi(answer.c_str() + 9);
+    const auto body = answer.find("\r\n\r\n");
+    if (body != std::string::npos) {
+      const auto j = bt::json::parse(answer.substr(body + 4), nullptr, false);
+      if (j.is_object() && j.contains("message")) out.message = j.at("message").get<std::string>();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("chunk extensions and trailers count against the header limit; buffers are bounded",
+          "[hostile]") {
+  axon_process ax;  // header limit 4,096 bytes
+  ax.require_serving();
+  const std::size_t fds0 = ax.fds();
+  const std::uint16_t port = ax.port();
+  const std::size_t rss0 = resident_bytes_of(ax.pid());
+  constexpr std::size_t flood_bytes = 32u << 20;
+  const std::string line(1024, 'a');
+
+  SECTION("32 MiB of trailer fields after a valid body") {
+    const auto req = ax.dummy_request(3);
+    const std::string head = chunked_head(req.wire(port)) + chunk(req.body) + "0\r\n";
+    const auto r = flood(
+        port, head, [&](std::size_t) { return "x-trailer: " + line + "\r\n"; }, flood_bytes,
+        "\r\n");
+    CHECK(r.status == 431);
+    CHECK(r.message ==
+          "Request Header Fields Too Large: chunk extensions and trailers exceed the header limit");
+    CHECK(r.sent < flood_bytes);
+  }
+  SECTION("one endless chunk extension") {
+    const auto req = ax.dummy_request(4);
+    const std::string head = chunked_head(req.wire(port)) + "1;ext=";
+    const auto r = flood(
+        port, head, [&](std::size_t) { return line; }, flood_bytes, "\r\nx\r\n0\r\n\r\n");
+    CHECK(r.status == 431);
+    CHECK(r.sent < flood_bytes);
+  }
+  SECTION("many one-byte chunks, each with a 1 KiB extension (the body itself is small)") {
+    const auto req = ax.dummy_request(5);
+    const std::string head = chunked_head(req.wire(port));
+    const auto r = flood(
+        port, head, [&](std::size_t) { return "1;e=" + line + "\r\n \r\n"; }, 8u << 20,
+        "0\r\n\r\n");
+    CHECK(r.status == 431);
+  }
+  const std::size_t rss1 = resident_bytes_of(ax.pid());
+  INFO("axon RSS before " << rss0 << " B, after " << rss1 << " B");
+  CHECK(rss1 < rss0 + (16u << 20));
+  ax.require_serving();
+  CHECK(ax.settle_fds(fds0) == fds0);
+  CHECK(ax.stop() == 0);
+}
+
+TEST_CASE("bodies that never finish hold no queue slot and are cut at the body timeout",
+          "[hostile]") {
+  // 2 workers and 4 queue slots: before, 4 head-only requests took every slot until their
+  // deadline and honest callers got 503.
+  axon_process ax({"--axon.body_timeout", "1"});
+  ax.require_serving();
+  const std::size_t fds0 = ax.fds();
+  const std::uint16_t port = ax.port();
+  std::vector<std::unique_ptr<raw_client>> stalled;
+  for (int i = 0; i < 10; ++i) {
+    stalled.push_back(std::make_unique<raw_client>(port));
+    const auto req = ax.dummy_request(i, {.timeout = 60});
+    stalled.back()->send(head_with_length(req.wire(port), std::to_string(req.body.size())));
+  }
+  // Give the axon time to take the heads through verification (nothing to wait on: the point
+  // is that they hold nothing).
+  std::this_thread::sleep_for(300ms);
+  ax.require_serving();
+  ax.require_serving();
+  for (auto& c : stalled) {
+    const auto r = c->read(5s);
+    CHECK(r.status == 408);
+    CHECK(starts_with(message_of(r), "Request body too slow: 0 bytes in "));
+    CHECK(c->closed_by_peer());
+  }
+  stalled.clear();
+  CHECK(ax.settle_fds(fds0) == fds0);
+  CHECK(ax.stop() == 0);
+}
+
+TEST_CASE("HTTP/1.1 conformance: Host, absolute-form targets, closing after a rejection",
+          "[hostile]") {
+  axon_process ax;
+  ax.require_serving();
+  const std::size_t fds0 = ax.fds();
+  const std::uint16_t port = ax.port();
+  const auto without_host = [](std::string wire) {
+    const auto h = wire.find("Host: ");
+    wire.erase(h, wire.find("\r\n", h) + 2 - h);
+    return wire;
+  };
+
+  SECTION("no Host field: 400, closed") {
+    const auto o = send_raw(port, without_host(ax.dummy_request(1).wire(port)));
+    CHECK(o.status == 400);
+    CHECK(o.message == "Bad Request: missing Host header");
+    CHECK(o.closed_after);
+  }
+  SECTION("two Host fields: 400, closed") {
+    std::string wire = ax.dummy_request(2).wire(port);
+    wire.insert(wire.find("\r\n") + 2, "Host: evil.example\r\n");
+    const auto o = send_raw(port, wire);
+    CHECK(o.status == 400);
+    CHECK(o.message == "Bad Request: more than one Host header");
+    CHECK(o.closed_after);
+  }
+  SECTION("HTTP/1.0 without Host is served") {
+    std::string wire = without_host(ax.dummy_request(3).wire(port));
+    wire.replace(wire.find("HTTP/1.1"), 8, "HTTP/1.0");
+    CHECK(send_raw(port, wire).status == 200);
+  }
+  SECTION("absolute-form target: served as its path") {
+    std::string wire = ax.dummy_request(4).wire(port);
+    wire.replace(0, wire.find(' ', 5), "POST http://127.0.0.1:" + std::to_string(port) + "/Dummy");
+    raw_client c(port);
+    c.send(wire);
+    const auto r = c.read();
+    CHECK(r.status == 200);
+    CHECK(bt::json::parse(r.body).at("dummy_output") == 8);
+  }
+  SECTION("a rejected request without a body closes: a pipelined request behind it is not served") {
+    const std::string not_found =
+        "GET /Nope HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n";
+    raw_client c(port);
+    c.send(not_found + ax.dummy_request(5).wire(port));
+    const auto r = c.read();
+    CHECK(r.status == 404);
+    CHECK(r.header("connection") == std::optional<std::string>("close"));
+    CHECK(c.closed_by_peer());
+  }
+  ax.require_serving();
+  CHECK(ax.settle_fds(fds0) == fds0);
   CHECK(ax.stop() == 0);
 }

@@ -41,9 +41,11 @@ struct axon_options {
   /// Threads running plain (non-coroutine) forward functions, so a slow handler never blocks
   /// the network. Python's axon.max_workers default; raise it for blocking handlers.
   std::size_t max_workers = 10;
-  /// Requests admitted (verified, waiting for a worker or for their body) beyond the running
-  /// ones. When full the axon answers 503 with Retry-After instead of queueing without bound
-  /// (Python's executor queue is unbounded and silently drops items after 12 s, D15).
+  /// Requests admitted beyond the ones running on a worker: plain handlers waiting for a worker,
+  /// and coroutine handlers while they run (they run on the I/O threads, so they need a bound of
+  /// their own). A request is admitted once its body has arrived. When full the axon answers 503
+  /// with Retry-After instead of queueing without bound (Python's executor queue is unbounded and
+  /// silently drops items after 12 s, D15).
   std::size_t max_queued_requests = 1024;
 
   // ---- limits (each answers a way a client could exhaust the server) ----
@@ -67,8 +69,17 @@ struct axon_options {
   std::chrono::milliseconds idle_timeout{30'000};
   /// Writing one response. A client that stops reading is disconnected after this.
   std::chrono::milliseconds write_timeout{10'000};
+  /// A request body is due this long after its head, plus one second per `body_min_rate` bytes
+  /// received: a client that stalls or trickles its body is answered 408 and closed as soon as
+  /// it falls behind, whatever its request's timeout. (It holds no queue slot while it sends:
+  /// slots are taken once the body is complete.)
+  std::chrono::milliseconds body_timeout{10'000};
+  /// Bytes per second a body must keep up after `body_timeout` (see there). 64 KiB/s: a 64 MiB
+  /// body may take 17 minutes, where the request's deadline applies first.
+  std::uint64_t body_min_rate = 64 * 1024;
   /// Upper bound on the time a request may hold the server, whatever its `timeout` header says.
-  /// The request's deadline is min(timeout, this) after its headers arrived.
+  /// The request's deadline is min(timeout, this) after its headers arrived; a timeout of 0 or
+  /// above this bound means this bound.
   std::chrono::milliseconds max_request_timeout{120'000};
 
   // ---- verification ----
