@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 namespace bt::detail {
 
@@ -20,6 +21,28 @@ int hex_value(char c) noexcept {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+/// str(uuid.UUID) form: 36 characters, lower-case hex digits in groups 8-4-4-4-12 joined by '-'.
+bool canonical_uuid(std::string_view u) noexcept {
+  if (u.size() != 36) return false;
+  for (std::size_t i = 0; i < 36; ++i) {
+    const char c = u[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A SHA3-256 digest as Python's hexdigest() writes it: 64 lower-case hex digits.
+bool canonical_body_hash(std::string_view h) noexcept {
+  if (h.size() != 64) return false;
+  for (char c : h)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
 }
 
 void append_int(std::string& out, std::int64_t v) {
@@ -70,6 +93,14 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
     return false;
   }
   const std::int64_t nonce = *d.nonce;
+  // Canonical forms (D29): the signed text is the nonce's canonical decimal (append_int below),
+  // whatever spelling the header used ("+5", "05", " 5" all read as 5, as Python's int() reads
+  // them), so a spelling never reaches the message; a minus sign would, and no honest nonce (ns
+  // since the epoch) has one.
+  if (nonce < 0) {
+    why = fmt::format("Invalid nonce: {} is negative", nonce);
+    return false;
+  }
   double timeout_s = h.timeout.value_or(0.0);
   if (!std::isfinite(timeout_s) || timeout_s < 0) timeout_s = 0;
   const auto timeout_ns =
@@ -93,6 +124,19 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
 
   if (!d.uuid || d.uuid->empty()) {
     why = "Missing UUID";
+    return false;
+  }
+  // D29: every component of the signed message has one fixed, dot-free form, so the message
+  // splits at its dots one way only and a signature over other text (an axon's signed answer,
+  // whose fields an attacker chose) can never read as a request.
+  if (!canonical_uuid(*d.uuid)) {
+    why =
+        "Invalid UUID: expected 36 characters of lower-case hex digits in the form "
+        "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (str(uuid.uuid1()))";
+    return false;
+  }
+  if (!canonical_body_hash(h.computed_body_hash)) {
+    why = "Invalid computed_body_hash: expected 64 lower-case hex digits (SHA3-256)";
     return false;
   }
 

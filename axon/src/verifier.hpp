@@ -1,6 +1,7 @@
-// Stateless request verification (PROTOCOL 5.5, stricter per D1, D2, D3, D25): the caller's
-// hotkey, the nonce's freshness and the signature. The stateful half (has this nonce been used?)
-// is the nonce_store's, consulted by the pipeline after the blacklist.
+// Stateless request verification (PROTOCOL 5.5, stricter per D1, D2, D3, D25, D29): the caller's
+// hotkey, the nonce's freshness, the canonical form of every signed component and the
+// signature. The stateful half (has this nonce been used?) is the nonce_store's, consulted by the
+// pipeline after the blacklist.
 #pragma once
 
 #include <bt/synapse.hpp>
@@ -19,10 +20,14 @@ class verifier {
   /// ahead a nonce may be. `timeout_cap_ns`: the most a request's timeout may widen the window.
   verifier(std::string my_hotkey, std::int64_t future_skew_ns, std::int64_t timeout_cap_ns);
 
-  /// Checks, in this order: hotkey present and valid SS58 of format 42; nonce present and within
-  /// (now - 4 s - min(timeout, cap), now + skew]; uuid present; signature present, "0x" + 128 hex
+  /// Checks, in this order: hotkey present and valid SS58 of format 42; nonce present,
+  /// non-negative and within (now - 4 s - min(timeout, cap), now + skew]; uuid present and
+  /// canonical (36 characters, lower-case hex 8-4-4-4-12, as Python's str(uuid.uuid1()));
+  /// computed_body_hash of exactly 64 lower-case hex digits; signature present, "0x" + 128 hex
   /// digits, and a valid sr25519 signature by the hotkey over
-  /// "{nonce}.{hotkey}.{my_hotkey}.{uuid}.{computed_body_hash}".
+  /// "{nonce}.{hotkey}.{my_hotkey}.{uuid}.{computed_body_hash}", the nonce in canonical decimal.
+  /// The canonical forms (D29) make that text readable one way only: with my_hotkey fixed (this
+  /// axon's own SS58-42 address), no signed text of another shape verifies as a request.
   /// On failure returns false and sets `why` to the text after "Not Verified with error: ".
   /// `scratch` is a reusable buffer for the signed message. Thread-safe (const).
   bool check(const synapse& headers, std::int64_t now_ns, std::string& scratch,

@@ -9,6 +9,7 @@
 #include <bt/hex.hpp>
 #include <bt/json_body.hpp>
 #include <bt/keypair.hpp>
+#include <bt/sha3.hpp>
 #include <bt/synapse.hpp>
 #include <bt/version.hpp>
 
@@ -26,6 +27,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +84,15 @@ struct request_parts {
     return out;
   }
 };
+
+/// A uuid in the form a Python dendrite sends (str(uuid.uuid1()): lower-case hex, 8-4-4-4-12,
+/// which the axon requires, PROTOCOL D29), distinct for each `label` and the same every run:
+/// for tests that need one caller endpoint (hotkey + uuid) per request or per scenario.
+inline std::string test_uuid(std::string_view label) {
+  const std::string h = sha3_256_hex(label);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-1" + h.substr(13, 3) + "-8" + h.substr(17, 3) + "-" +
+         h.substr(20, 12);
+}
 
 struct python_request_options {
   double timeout = 12.0;
