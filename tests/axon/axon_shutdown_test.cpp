@@ -32,7 +32,8 @@ std::string request_for(const bt::axon& ax, std::int64_t input, double timeout =
   bt::test::python_request_options o;
   o.axon_port = ax.port();
   o.timeout = timeout;
-  o.uuid = "uuid-" + std::to_string(input);  // one endpoint per request: no nonce ordering
+  // One endpoint per request: no nonce ordering.
+  o.uuid = bt::test::test_uuid("uuid-" + std::to_string(input));
   return python_request(d, alice(), bob().ss58_address(), o).wire(ax.port());
 }
 
