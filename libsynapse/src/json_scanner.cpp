@@ -54,6 +54,23 @@ bool json_key_set::insert(std::string_view key) {
   return true;
 }
 
+std::size_t json_scanner::open_keys(std::size_t depth) {
+  if (depth >= key_sets_.size()) key_sets_.resize(depth + 1);
+  key_sets_[depth].clear();
+  return owned_keys_.size();
+}
+
+void json_scanner::close_keys(std::size_t mark) noexcept {
+  // Objects close in the reverse order they open: every decoded key past `mark` belongs to the
+  // object closing now or to one nested in it, and no set still refers to it.
+  while (owned_keys_.size() > mark) owned_keys_.pop_back();
+}
+
+bool json_scanner::unique_key(std::size_t depth, std::string_view key) {
+  if (key_sets_[depth].insert(key)) return true;
+  return fail(errc::invalid_json, "duplicate key " + preview(key));
+}
+
 bool json_scanner::syntax_error(std::string why) {
   if (!err_)
     err_ = make_error(errc::invalid_json, std::string(what_),
@@ -259,7 +276,7 @@ bool json_scanner::parse_value(json& out, std::size_t depth) {
       ++p_;
       out = json::object();
       auto& obj = out.get_ref<json::object_t&>();
-      json_key_set keys;
+      const std::size_t mark = open_keys(depth);
       skip_ws();
       if (consume('}')) return true;
       while (true) {
@@ -267,13 +284,16 @@ bool json_scanner::parse_value(json& out, std::size_t depth) {
         if (peek() != '"') return syntax_error("expected a string key");
         std::string_view key;
         if (!parse_key(key)) return false;
-        if (!keys.insert(key)) return fail(errc::invalid_json, "duplicate key " + preview(key));
+        if (!unique_key(depth, key)) return false;
         if (!expect(':')) return false;
         obj.emplace_back(std::string(key), nullptr);
         if (!parse_value(obj.back().second, depth + 1)) return false;
         skip_ws();
         if (consume(',')) continue;
-        if (consume('}')) return true;
+        if (consume('}')) {
+          close_keys(mark);
+          return true;
+        }
         return syntax_error("expected ',' or '}'");
       }
     }
@@ -328,19 +348,25 @@ bool json_scanner::skip_value(std::size_t depth) {
     case '{': {
       if (!enter(depth)) return false;
       ++p_;
+      const std::size_t mark = open_keys(depth);
       skip_ws();
       if (consume('}')) return true;
       while (true) {
         skip_ws();
         if (peek() != '"') return syntax_error("expected a string key");
-        std::string_view raw;
-        bool escaped = false;
-        if (!scan_string(raw, escaped)) return false;
+        // Keys of skipped objects are decoded and checked too (D22): a value nobody reads here
+        // may still be read by the handler's or a peer's parser, which must see one meaning.
+        std::string_view key;
+        if (!parse_key(key)) return false;
+        if (!unique_key(depth, key)) return false;
         if (!expect(':')) return false;
         if (!skip_value(depth + 1)) return false;
         skip_ws();
         if (consume(',')) continue;
-        if (consume('}')) return true;
+        if (consume('}')) {
+          close_keys(mark);
+          return true;
+        }
         return syntax_error("expected ',' or '}'");
       }
     }

@@ -7,7 +7,9 @@
 // raw control characters and no lone surrogate escapes; integers must fit 64 bits (positive ones
 // become number_unsigned, negative ones number_integer, as nlohmann does) and are never rounded
 // through double; floats are converted with std::from_chars (correctly rounded) and must be
-// finite; duplicate object keys are refused; nesting is bounded.
+// finite; duplicate object keys are refused at every depth, in skipped values too (D22: two
+// readers may keep different values of a repeated key, so such a document has no one meaning);
+// nesting is bounded.
 #pragma once
 
 #include <bt/error.hpp>
@@ -30,6 +32,11 @@ class json_key_set {
  public:
   /// False when the key was already present.
   bool insert(std::string_view key);
+  /// Empties the set for the next object, keeping the small set's capacity.
+  void clear() noexcept {
+    small_.clear();
+    big_.reset();
+  }
 
  private:
   std::vector<std::string_view> small_;
@@ -67,8 +74,9 @@ class json_scanner {
   bool parse_value(json& out, std::size_t depth);
   /// Validates a value at nesting `depth` without building it.
   bool skip_value(std::size_t depth);
-  /// Parses an object key (the opening quote is next) into `key`; `storage` keeps decoded keys
-  /// alive for the duration of the scan.
+  /// Parses an object key (the opening quote is next) into `key`; a decoded key (one with
+  /// escapes) stays alive until the scan ends or, for keys of objects read by parse_value or
+  /// skip_value, until its object closes.
   bool parse_key(std::string_view& key);
   /// Checks that one more container fits at `depth` (for streaming readers that open one).
   bool enter(std::size_t depth);
@@ -86,6 +94,15 @@ class json_scanner {
   bool decode_string(std::string_view raw, std::string& out);
   bool parse_number(json* out);
   bool literal(std::string_view word);
+  /// Empties the key set of the object opening at `depth`. One set per depth is reused for every
+  /// object at that depth, so the scan allocates per depth, not per object (unique_key indexes
+  /// key_sets_ each time: reading a nested value may grow the vector). Returns the mark of the
+  /// decoded keys (owned_keys_) to give back to close_keys when the object closes.
+  std::size_t open_keys(std::size_t depth);
+  /// Frees the decoded keys of the object just closed and of those nested in it.
+  void close_keys(std::size_t mark) noexcept;
+  /// Records `key` in the set of the object at `depth`; fails on a repeat.
+  bool unique_key(std::size_t depth, std::string_view key);
 
   const char* begin_;
   const char* p_;
@@ -94,6 +111,7 @@ class json_scanner {
   std::string_view what_;
   error err_;
   std::deque<std::string> owned_keys_;
+  std::vector<json_key_set> key_sets_;  // [depth]; depth < enter()'s limit
 };
 
 }  // namespace bt::detail

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -331,6 +332,80 @@ TEST_CASE("body reading: ignored keys are validated, bounded and never built", "
   // Escaped keys are decoded before matching.
   REQUIRE_FALSE(bt::from_json_body("{\"dummy_\\u0069nput\": 7}", d));
   CHECK(d.dummy_input == 7);
+}
+
+namespace {
+
+/// A synapse with a dict-typed field, as `weights: dict[str, int]` in Python.
+struct weighted : bt::synapse {
+  std::map<std::string, std::int64_t> weights;
+  bt::json extra;
+  static bt::synapse_schema<weighted> schema() {
+    return {
+        .name = "Weighted",
+        .fields = {bt::field<&weighted::weights>("weights"), bt::field<&weighted::extra>("extra")},
+        .hash_fields = {"weights"}};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("body reading: duplicate keys are refused at every depth (D22)", "[json_body][errors]") {
+  // Two readers of one body (the two sides of a hash check, or a proxy and a handler) may keep
+  // either value of a repeated key: whatever the depth, such a body has no single meaning.
+  struct dup_case {
+    std::string body;
+    std::string key;
+  };
+  const std::vector<dup_case> cases = {
+      // A declared dict-typed field and a declared bt::json field.
+      {R"({"weights": {"a": 1, "b": 2, "a": 3}})", "a"},
+      {R"({"extra": {"x": [1, {"y": 1, "y": 2}]}})", "y"},
+      // Inside the TerminalInfo blocks: an ignored key's nested object.
+      {R"({"dendrite": {"hotkey": null, "meta": {"k": 1, "k": 2}}})", "k"},
+      {R"({"axon": {"extra": [{"p": 0, "q": 1, "p": 2}]}})", "p"},
+      // Inside undeclared (skipped) fields, and in "name", which is skipped too.
+      {R"({"other": {"a": 1, "a": 2}})", "a"},
+      {R"({"name": {"n": 1, "n": 1}})", "n"},
+      // Deep nesting, in a skipped value.
+      {R"({"other": [[[{"l1": {"l2": [{"l3": {"z": 1, "z": 2}}]}}]]]})", "z"},
+      // A key spelled with an escape is the same key.
+      {R"({"other": {"a": 1, "\u0061": 2}})", "a"},
+      // A big object (past the small linear set) repeating its first key last.
+      {[] {
+         std::string b = R"({"other": {)";
+         for (int i = 0; i < 40; ++i)
+           b += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+         return b + R"("k0": 0}})";
+       }(),
+       "k0"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.body.substr(0, 120));
+    weighted w;
+    const auto err = bt::from_json_body(c.body, w);
+    CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+    CHECK(err.what == "body");
+    CHECK(err.detail == "duplicate key '" + c.key + "'");
+    // The DOM reader (parse_json) refuses the same bodies.
+    bt::json j;
+    CHECK(bt::parse_json(c.body, j).detail == "duplicate key '" + c.key + "'");
+  }
+  // A duplicate found after a type error is still reported: the body is not one JSON document.
+  weighted w;
+  CHECK(bt::from_json_body(R"({"weights": 5, "other": {"a": 1, "a": 2}})", w).detail ==
+        "duplicate key 'a'");
+
+  // Not duplicates: the same key in sibling objects, or at different depths.
+  const char* fine[] = {
+      R"({"other": [{"a": 1}, {"a": 2}], "weights": {"a": 1}})",
+      R"({"other": {"a": {"a": {"a": 1}}}, "dendrite": {"m": {"hotkey": 1}, "hotkey": null}})",
+  };
+  for (const char* b : fine) {
+    INFO(b);
+    weighted ok;
+    CHECK_FALSE(bt::from_json_body(b, ok));
+  }
 }
 
 TEST_CASE("read_json_value and read_json_body report the same errors", "[json_body][errors]") {
