@@ -1,121 +1,265 @@
+// memory_nonce_store: see the contract in bt/nonce_store.hpp.
+//
+// Layout. Each record is keyed by a 128-bit keyed hash of the endpoint (hotkey, uuid; plus the
+// nonce under the unique rule), never by the strings themselves, so its size is fixed whatever
+// the caller sends. The hash keys are random per store, so callers can neither aim at a shard or
+// a bucket nor predict collisions. A hotkey's records all live in the shard picked by the keyed
+// hash of the hotkey, so the per-hotkey counts are kept under that shard's lock. The global cap
+// is one atomic counter over all shards.
+#include <bt/keypair.hpp>
 #include <bt/nonce_store.hpp>
+
+#include <sodium.h>
 
 #include <algorithm>
 #include <array>
-#include <charconv>
-#include <functional>
+#include <atomic>
+#include <cstring>
+#include <limits>
 #include <mutex>
-#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace bt {
 
 namespace {
 
-struct key_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept {
-    return std::hash<std::string_view>{}(s);
-  }
-};
+constexpr std::int64_t no_floor = std::numeric_limits<std::int64_t>::min();
 
-struct record_entry {
-  std::int64_t nonce;
-  std::int64_t expires_at;
-};
-
-// Sweeping is O(shard size); when a shard is full of live records it is retried at most this
-// often, so a flood of new endpoints cannot turn every insert into a full scan.
+// Sweeping is O(records); when sweeping cannot free room (a shard at a hotkey's quota, or the
+// store at its global cap, all live) it is retried at most this often, so a flood cannot turn
+// every refused insert into a full scan.
 constexpr std::int64_t full_sweep_interval_ns = 100'000'000;
 constexpr std::size_t min_sweep_threshold = 256;
 
+// Uuids and hotkeys up to this many bytes are hashed as they are, longer ones are hashed first
+// (so the endpoint hash reads a bounded buffer on the stack). Honest ones are 36 and 48 bytes.
+constexpr std::size_t max_inline_uuid = 128;
+
+struct key128 {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  bool operator==(const key128&) const = default;
+};
+
+struct key128_hash {
+  // The key is already a keyed hash: its bits are uniformly distributed and secret.
+  std::size_t operator()(const key128& k) const noexcept { return static_cast<std::size_t>(k.lo); }
+};
+
+key128 siphash128(const unsigned char* key, const void* data, std::size_t n) noexcept {
+  static_assert(crypto_shorthash_siphashx24_BYTES == 16);
+  unsigned char out[16];
+  crypto_shorthash_siphashx24(out, static_cast<const unsigned char*>(data), n, key);
+  key128 k;
+  std::memcpy(&k.lo, out, 8);
+  std::memcpy(&k.hi, out + 8, 8);
+  return k;
+}
+
+struct record_entry {
+  std::int64_t expires_at;
+  /// strictly_increasing: the last accepted nonce. window: the largest nonce evicted from `kept`
+  /// (every accepted nonce not in `kept` is at or below it); no_floor when none was evicted.
+  std::int64_t floor;
+  std::uint64_t hotkey_id;  // for the per-hotkey count when the record is swept
+  /// window: the most recent accepted nonces, ascending, are kept[head..]. Evicting the smallest
+  /// advances `head`; the evicted prefix is compacted away once it reaches window / 4, so the
+  /// usual case (a new highest nonce) costs an append and an amortised O(1) eviction instead of
+  /// moving the whole window.
+  std::vector<std::int64_t> kept{};
+  std::uint32_t head = 0;
+};
+
 }  // namespace
+
+struct memory_nonce_store::global_state {
+  std::atomic<std::size_t> total{0};
+  std::atomic<std::int64_t> last_sweep_all{no_floor};
+  unsigned char hotkey_key[crypto_shorthash_siphashx24_KEYBYTES];
+  unsigned char endpoint_key[crypto_shorthash_siphashx24_KEYBYTES];
+};
 
 struct memory_nonce_store::shard {
   mutable std::mutex m;
-  std::unordered_map<std::string, record_entry, key_hash, std::equal_to<>> map;
+  std::unordered_map<key128, record_entry, key128_hash> map;
+  std::unordered_map<std::uint64_t, std::size_t> per_hotkey;  // live records per hotkey id
   std::size_t sweep_at = min_sweep_threshold;  // sweep when an insert finds this many records
-  std::int64_t last_full_sweep = 0;
+  std::int64_t last_quota_sweep = no_floor;
 
-  void sweep(std::int64_t now_ns) {
-    std::erase_if(map, [now_ns](const auto& kv) { return kv.second.expires_at < now_ns; });
+  void sweep(std::int64_t now_ns, std::atomic<std::size_t>& total) noexcept {
+    std::size_t erased = 0;
+    for (auto it = map.begin(); it != map.end();) {
+      if (it->second.expires_at < now_ns) {
+        auto c = per_hotkey.find(it->second.hotkey_id);
+        if (c != per_hotkey.end() && --c->second == 0) per_hotkey.erase(c);
+        it = map.erase(it);
+        ++erased;
+      } else {
+        ++it;
+      }
+    }
+    total.fetch_sub(erased, std::memory_order_relaxed);
+    sweep_at = std::max(min_sweep_threshold, 2 * map.size());
   }
 };
 
 memory_nonce_store::memory_nonce_store() : memory_nonce_store(options{}) {}
 
 memory_nonce_store::memory_nonce_store(options opts) : opts_(opts) {
+  opts_.window = std::max<std::size_t>(opts_.window, 1);
+  opts_.max_entries = std::max<std::size_t>(opts_.max_entries, 1);
   std::size_t n = 1;
   while (n < std::max<std::size_t>(opts_.shards, 1)) n <<= 1;
   shard_mask_ = n - 1;
-  per_shard_capacity_ = std::max<std::size_t>(opts_.max_entries / n, 1);
   shards_ = std::make_unique<shard[]>(n);
-  for (std::size_t i = 0; i < n; ++i)
-    shards_[i].sweep_at = std::min(min_sweep_threshold, per_shard_capacity_);
+  g_ = std::make_unique<global_state>();
+  init_crypto();  // randombytes_buf wants sodium_init() first
+  randombytes_buf(g_->hotkey_key, sizeof g_->hotkey_key);
+  randombytes_buf(g_->endpoint_key, sizeof g_->endpoint_key);
 }
 
 memory_nonce_store::~memory_nonce_store() = default;
 
+namespace {
+
+// Applies the rule to an existing record, or to a new one (`is_new`: empty, just created).
+// Throws only std::bad_alloc.
+nonce_verdict judge(record_entry& e, bool is_new, nonce_rule rule, std::size_t window,
+                    std::int64_t nonce, std::int64_t now_ns, std::int64_t expires_at_ns) {
+  if (!is_new && e.expires_at < now_ns) {  // forgotten: freshness now protects what it guarded
+    e.floor = no_floor;
+    e.kept.clear();
+    e.head = 0;
+    e.expires_at = expires_at_ns;
+  } else if (!is_new && rule == nonce_rule::unique) {
+    return nonce_verdict::replayed;
+  }
+  if (rule == nonce_rule::unique) return nonce_verdict::accepted;
+  if (rule == nonce_rule::strictly_increasing) {
+    if (e.floor != no_floor && nonce <= e.floor) return nonce_verdict::stale;
+    e.floor = nonce;
+  } else {  // window
+    if (e.floor != no_floor && nonce <= e.floor) return nonce_verdict::stale;
+    const auto first = e.kept.begin() + e.head;
+    const auto pos = std::lower_bound(first, e.kept.end(), nonce);
+    if (pos != e.kept.end() && *pos == nonce) return nonce_verdict::replayed;
+    // Grow to at most window + slack elements, never by the vector's doubling beyond that, so
+    // the worst case per endpoint is exactly (window + slack) * 8 bytes.
+    const std::size_t slack = std::max<std::size_t>(window / 4, 1);
+    if (e.kept.size() == e.kept.capacity()) {
+      const std::size_t at = static_cast<std::size_t>(pos - e.kept.begin());
+      e.kept.reserve(std::min(std::max<std::size_t>(2 * e.kept.capacity(), 2), window + slack));
+      e.kept.insert(e.kept.begin() + static_cast<std::ptrdiff_t>(at), nonce);
+    } else {
+      e.kept.insert(pos, nonce);
+    }
+    if (e.kept.size() - e.head > window) {  // evict the smallest: it becomes the floor
+      e.floor = e.kept[e.head++];
+      if (e.head >= slack) {
+        e.kept.erase(e.kept.begin(), e.kept.begin() + e.head);
+        e.head = 0;
+      }
+    }
+  }
+  e.expires_at = std::max(e.expires_at, expires_at_ns);
+  return nonce_verdict::accepted;
+}
+
+}  // namespace
+
 nonce_verdict memory_nonce_store::record(std::string_view hotkey, std::string_view uuid,
                                          std::int64_t nonce, std::int64_t now_ns,
                                          std::int64_t expires_at_ns) noexcept {
-  // Key "{hotkey}:{uuid}" (strictly_increasing) or "{hotkey}:{uuid}:{nonce}" (unique), built on
-  // the stack: honest keys are 48 + 1 + 36 (+ 1 + 19) bytes.
-  std::array<char, 256> stack_key;
-  std::string heap_key;
-  std::string_view key;
-  const std::size_t need = hotkey.size() + 1 + uuid.size() + 1 + 20;
-  char* p;
-  if (need <= stack_key.size()) {
-    p = stack_key.data();
+  // ---- keys: fixed size, whatever the strings ----
+  const key128 hk = siphash128(g_->hotkey_key, hotkey.data(), hotkey.size());
+  // Endpoint hash input: tag, hotkey hash, uuid (or its hash if long), nonce under unique. The
+  // tag says which form the uuid takes, so the two forms never share an input.
+  std::array<unsigned char, 1 + 16 + max_inline_uuid + 8> buf;
+  std::size_t n = 0;
+  const bool long_uuid = uuid.size() > max_inline_uuid;
+  buf[n++] = long_uuid ? 1 : 0;
+  std::memcpy(buf.data() + n, &hk, 16);
+  n += 16;
+  if (long_uuid) {
+    const key128 uh = siphash128(g_->endpoint_key, uuid.data(), uuid.size());
+    std::memcpy(buf.data() + n, &uh, 16);
+    n += 16;
   } else {
-    try {
-      heap_key.resize(need);
-    } catch (...) {
-      return nonce_verdict::full;
-    }
-    p = heap_key.data();
+    std::memcpy(buf.data() + n, uuid.data(), uuid.size());
+    n += uuid.size();
   }
-  char* const begin = p;
-  p = std::copy(hotkey.begin(), hotkey.end(), p);
-  *p++ = ':';
-  p = std::copy(uuid.begin(), uuid.end(), p);
   if (opts_.rule == nonce_rule::unique) {
-    *p++ = ':';
-    p = std::to_chars(p, begin + need, nonce).ptr;
+    std::memcpy(buf.data() + n, &nonce, 8);
+    n += 8;
   }
-  key = std::string_view(begin, static_cast<std::size_t>(p - begin));
+  const key128 ep = siphash128(g_->endpoint_key, buf.data(), n);
+  const std::uint64_t hotkey_id = hk.lo;
+  shard& s = shards_[static_cast<std::size_t>(hk.hi) & shard_mask_];
 
-  const std::size_t h = key_hash{}(key);
-  shard& s = shards_[(h ^ (h >> 29)) & shard_mask_];
-  std::lock_guard lk(s.m);
-  auto it = s.map.find(key);
-  if (it != s.map.end()) {
-    record_entry& e = it->second;
-    if (e.expires_at < now_ns) {  // forgotten: the freshness check now protects what it guarded
-      e = {nonce, expires_at_ns};
-      return nonce_verdict::accepted;
-    }
-    if (opts_.rule == nonce_rule::unique) return nonce_verdict::replayed;
-    if (nonce <= e.nonce) return nonce_verdict::stale;
-    e = {nonce, std::max(expires_at_ns, e.expires_at)};
-    return nonce_verdict::accepted;
-  }
   try {
-    if (s.map.size() >= s.sweep_at) {
-      const bool full = s.map.size() >= per_shard_capacity_;
-      if (!full || now_ns - s.last_full_sweep >= full_sweep_interval_ns) {
-        s.sweep(now_ns);
-        if (full) s.last_full_sweep = now_ns;
-        s.sweep_at = std::min(per_shard_capacity_, std::max(min_sweep_threshold, 2 * s.map.size()));
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      {
+        std::lock_guard lk(s.m);
+        if (auto it = s.map.find(ep); it != s.map.end())
+          return judge(it->second, false, opts_.rule, opts_.window, nonce, now_ns, expires_at_ns);
+
+        // A new record. Amortised sweep: when the shard has doubled since the last one.
+        if (s.map.size() >= s.sweep_at) s.sweep(now_ns, g_->total);
+        if (opts_.max_entries_per_hotkey != 0) {
+          auto c = s.per_hotkey.find(hotkey_id);
+          if (c != s.per_hotkey.end() && c->second >= opts_.max_entries_per_hotkey) {
+            if (s.last_quota_sweep != no_floor &&
+                now_ns - s.last_quota_sweep < full_sweep_interval_ns)
+              return nonce_verdict::full;
+            s.last_quota_sweep = now_ns;
+            s.sweep(now_ns, g_->total);
+            c = s.per_hotkey.find(hotkey_id);
+            if (c != s.per_hotkey.end() && c->second >= opts_.max_entries_per_hotkey)
+              return nonce_verdict::full;
+          }
+        }
+        // Reserve a slot under the global cap.
+        if (g_->total.fetch_add(1, std::memory_order_relaxed) < opts_.max_entries) {
+          try {
+            auto [it, inserted] =
+                s.map.emplace(ep, record_entry{expires_at_ns, no_floor, hotkey_id});
+            ++s.per_hotkey[hotkey_id];
+            (void)inserted;  // not found above, under the same lock
+            return judge(it->second, true, opts_.rule, opts_.window, nonce, now_ns, expires_at_ns);
+          } catch (...) {
+            // Allocation failure: undo what was done, refuse rather than forget.
+            if (auto it = s.map.find(ep); it != s.map.end()) {
+              auto c = s.per_hotkey.find(hotkey_id);
+              if (c != s.per_hotkey.end() && c->second > 0) {
+                if (--c->second == 0) s.per_hotkey.erase(c);
+              }
+              s.map.erase(it);
+            }
+            g_->total.fetch_sub(1, std::memory_order_relaxed);
+            return nonce_verdict::full;
+          }
+        }
+        g_->total.fetch_sub(1, std::memory_order_relaxed);
       }
+      // At the global cap: sweep every shard (none locked here), then try once more.
+      if (attempt == 0) sweep_all(now_ns);
     }
-    if (s.map.size() >= per_shard_capacity_) return nonce_verdict::full;
-    s.map.emplace(std::string(key), record_entry{nonce, expires_at_ns});
-  } catch (...) {  // allocation failure: refuse rather than forget
+  } catch (...) {  // allocation failure in a sweep or a window insert: refuse rather than forget
     return nonce_verdict::full;
   }
-  return nonce_verdict::accepted;
+  return nonce_verdict::full;
+}
+
+void memory_nonce_store::sweep_all(std::int64_t now_ns) noexcept {
+  std::int64_t last = g_->last_sweep_all.load(std::memory_order_relaxed);
+  if (last != no_floor && now_ns - last < full_sweep_interval_ns) return;
+  if (!g_->last_sweep_all.compare_exchange_strong(last, now_ns, std::memory_order_relaxed))
+    return;  // another thread sweeps
+  for (std::size_t i = 0; i <= shard_mask_; ++i) {
+    std::lock_guard lk(shards_[i].m);
+    shards_[i].sweep(now_ns, g_->total);
+  }
 }
 
 std::size_t memory_nonce_store::size() const {

@@ -4,9 +4,15 @@
 // The axon checks freshness itself, statelessly, on every request (PROTOCOL D2/D3):
 //   now - 4 s - min(timeout, cap) < nonce <= now + skew
 // and asks the store only for what needs memory: has this caller endpoint (hotkey, uuid) already
-// used this nonce (or a newer one)? Records are kept until `expires_at_ns`, after which the
-// freshness check alone rejects every nonce the record protected, so a store may forget them.
-// That bound is what keeps the memory finite, unlike Python's never-pruned dict.
+// used this nonce (or, depending on the rule, a newer one)? Records are kept until
+// `expires_at_ns`, after which the freshness check alone rejects every nonce the record protected,
+// so a store may forget them. That bound is what keeps the memory finite, unlike Python's
+// never-pruned dict.
+//
+// The hotkey and uuid come from the request's headers. The verifier checks their form, but the
+// store defends itself: memory_nonce_store keeps neither string, only a keyed hash of fixed size
+// (SipHash with a random key per store), so a record costs the same whatever the caller sends and
+// nobody can choose which shard or bucket a record lands in.
 #pragma once
 
 #include <cstddef>
@@ -19,16 +25,18 @@ namespace bt {
 /// What a store decides for one verified request.
 enum class nonce_verdict {
   accepted,  ///< recorded; the request may proceed
-  stale,     ///< strictly_increasing: not newer than the endpoint's last nonce -> 401
-  replayed,  ///< unique: this exact nonce was already used by the endpoint -> 401
-  full,      ///< the store is at capacity with unexpired records -> 503, retry later
+  stale,     ///< older than what the endpoint's rule still admits (strictly_increasing: not newer
+             ///< than the last nonce; window: at or below the window's floor) -> 401
+  replayed,  ///< this exact nonce was already accepted for the endpoint (unique, window) -> 401
+  full,      ///< no room for a new record: the store's global cap or the hotkey's quota is
+             ///< reached with unexpired records -> 503, retry later
 };
 
 class nonce_store {
  public:
   virtual ~nonce_store() = default;
 
-  /// Records `nonce` for the endpoint key "{hotkey}:{uuid}" if the store's rule admits it.
+  /// Records `nonce` for the endpoint (hotkey, uuid) if the store's rule admits it.
   /// `now_ns` is the current wall-clock time (ns since the Unix epoch) and `expires_at_ns` the time
   /// after which no request carrying this nonce (or an older one) can pass the freshness check.
   /// Thread safety: called concurrently from every I/O thread; implementations synchronise.
@@ -41,25 +49,48 @@ class nonce_store {
 enum class nonce_rule {
   /// Python >= 7.2 (PROTOCOL 5.5): each nonce must be greater than the endpoint's last accepted
   /// one. Byte-compatible, but rejects a validator's concurrent requests that arrive out of order
-  /// ("Nonce is too old, a newer one was last processed").
+  /// ("Nonce is too old, a newer one was last processed"). An exact replay is `stale` too.
   strictly_increasing,
-  /// PROTOCOL D3's alternative: each (hotkey, uuid, nonce) is accepted once within the window,
-  /// in any order. Prevents replays and tolerates reordering; costs one record per request.
+  /// PROTOCOL D3's alternative: each (hotkey, uuid, nonce) is accepted once within the freshness
+  /// window, in any order. Costs one record per request (each counts against the caps).
   unique,
+  /// The default (PROTOCOL "Anti-replay window"): per endpoint, the most recent `window` accepted
+  /// nonces are kept, sorted. A nonce is accepted if it is above the floor (the largest nonce ever
+  /// evicted from the set, or none) and not in the set; when the set overflows its smallest nonce
+  /// is evicted and becomes the floor. Every nonce ever accepted is thus either in the set
+  /// (`replayed`) or at or below the floor (`stale`), so no replay passes, while up to `window`
+  /// concurrent requests of one dendrite are accepted in whatever order the I/O threads see them.
+  /// One record per endpoint, at most `window` * 8 bytes of nonces in it.
+  window,
 };
 
 /// Bounded, sharded in-memory store. Expired records are swept lazily (on insert, amortised).
+///
+/// Memory bound (documented in docs/axon.md): at most `max_entries` records in all, each of a
+/// fixed size (about 130 bytes, plus 8 bytes per kept nonce under `window`, at most `window` of
+/// them), whatever the hotkey and uuid strings are. One hotkey holds at most
+/// `max_entries_per_hotkey` of them, so a flood from one key is refused (503) for that key only;
+/// many keys together can still reach the global cap, after which new endpoints get 503 until
+/// records expire (known endpoints keep working).
 class memory_nonce_store final : public nonce_store {
  public:
   struct options {
-    /// Maximum records kept. When full of unexpired records, new endpoints get `full` (503)
-    /// rather than evicting someone's replay protection. Honest traffic needs one record per
-    /// validator process (strictly_increasing) or per request in the window (unique); a record
-    /// costs about 150 bytes, so the default bounds the store near 15 MB.
+    /// Maximum records kept, all shards together. When full of unexpired records, new endpoints
+    /// get `full` (503) rather than evicting someone's replay protection. Honest traffic needs one
+    /// record per validator process (strictly_increasing, window) or per request in the last
+    /// minute (unique). Worst case with the defaults: 100,000 * (130 + 64 * 8) bytes, ~64 MB.
     std::size_t max_entries = 100'000;
-    nonce_rule rule = nonce_rule::strictly_increasing;
+    nonce_rule rule = nonce_rule::window;
     /// Independent locks, so that I/O threads rarely contend. Rounded up to a power of two.
+    /// A hotkey's records all live in one shard, chosen by a keyed hash of the hotkey.
     std::size_t shards = 16;
+    /// Records one hotkey may hold (0: no quota). An honest validator holds one per dendrite
+    /// instance (uuid) seen in the last minute under strictly_increasing and window, so 1,024 is
+    /// generous; under `unique` it is one per request, i.e. about 16 requests/s per hotkey.
+    std::size_t max_entries_per_hotkey = 1'024;
+    /// `window` rule: nonces kept per endpoint (at least 1), i.e. how many concurrent requests of
+    /// one dendrite may be reordered between its send and our record().
+    std::size_t window = 64;
   };
 
   explicit memory_nonce_store(options opts);
@@ -74,12 +105,19 @@ class memory_nonce_store final : public nonce_store {
   /// Records currently held (expired ones included until swept). Takes every shard's lock.
   std::size_t size() const;
 
+  const options& config() const noexcept { return opts_; }
+
  private:
   struct shard;
+  /// Sweeps every shard's expired records (each shard locked in turn, none held on entry); at
+  /// most once per sweep interval, so a flood at the cap cannot make every insert a full scan.
+  void sweep_all(std::int64_t now_ns) noexcept;
+
   options opts_;
   std::size_t shard_mask_ = 0;
-  std::size_t per_shard_capacity_ = 0;
   std::unique_ptr<shard[]> shards_;
+  struct global_state;
+  std::unique_ptr<global_state> g_;
 };
 
 }  // namespace bt
