@@ -54,20 +54,7 @@ bool json_key_set::insert(std::string_view key) {
   return true;
 }
 
-std::size_t json_scanner::open_keys(std::size_t depth) {
-  if (depth >= key_sets_.size()) key_sets_.resize(depth + 1);
-  key_sets_[depth].clear();
-  return owned_keys_.size();
-}
-
-void json_scanner::close_keys(std::size_t mark) noexcept {
-  // Objects close in the reverse order they open: every decoded key past `mark` belongs to the
-  // object closing now or to one nested in it, and no set still refers to it.
-  while (owned_keys_.size() > mark) owned_keys_.pop_back();
-}
-
-bool json_scanner::unique_key(std::size_t depth, std::string_view key) {
-  if (key_sets_[depth].insert(key)) return true;
+bool json_scanner::duplicate_key(std::string_view key) {
   return fail(errc::invalid_json, "duplicate key " + preview(key));
 }
 

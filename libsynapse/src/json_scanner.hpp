@@ -98,11 +98,23 @@ class json_scanner {
   /// object at that depth, so the scan allocates per depth, not per object (unique_key indexes
   /// key_sets_ each time: reading a nested value may grow the vector). Returns the mark of the
   /// decoded keys (owned_keys_) to give back to close_keys when the object closes.
-  std::size_t open_keys(std::size_t depth);
-  /// Frees the decoded keys of the object just closed and of those nested in it.
-  void close_keys(std::size_t mark) noexcept;
-  /// Records `key` in the set of the object at `depth`; fails on a repeat.
-  bool unique_key(std::size_t depth, std::string_view key);
+  std::size_t open_keys(std::size_t depth) {
+    if (depth >= key_sets_.size()) key_sets_.resize(depth + 1);
+    key_sets_[depth].clear();
+    return owned_keys_.size();
+  }
+  /// Frees the decoded keys of the object just closed and of those nested in it: objects close
+  /// in the reverse order they open, so every decoded key past `mark` belongs to the object
+  /// closing now or to one nested in it, and no set still refers to it.
+  void close_keys(std::size_t mark) noexcept {
+    while (owned_keys_.size() > mark) owned_keys_.pop_back();
+  }
+  /// Records `key` in the set of the object at `depth`; fails on a repeat. (Inline: this runs
+  /// for every key of every object.)
+  bool unique_key(std::size_t depth, std::string_view key) {
+    return key_sets_[depth].insert(key) || duplicate_key(key);
+  }
+  bool duplicate_key(std::string_view key);
 
   const char* begin_;
   const char* p_;
