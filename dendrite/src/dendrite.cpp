@@ -2,7 +2,9 @@
 //
 // One call is a `call_op` owned by its pending handlers (shared_ptr captured in each), running on
 // its own strand: take a pooled connection or connect, encode and sign, write head+body with one
-// gather write, read the response with a fresh limited parser, merge. A steady_timer armed once
+// gather write, read the response with a fresh limited parser (skipping 1xx interim answers;
+// the head limit also bounds chunk extensions and trailers, and a connection's read buffer has a
+// maximum size, so no peer can grow memory past the limits), merge. A steady_timer armed once
 // with the absolute deadline closes the socket when it fires, so no byte a miner drips can
 // extend the call; every completion checks the flags before interpreting its error code.
 #include <bt/dendrite.hpp>
@@ -64,6 +66,25 @@ struct pooled_connection {
 /// Request buffers are kept between calls, but a one-off huge request or response should not
 /// pin its memory for the life of the connection.
 constexpr std::size_t keep_buffer_bytes = 1u << 20;
+
+/// A connection's read buffer may hold max_response_header_bytes plus this: Beast's parser needs
+/// a whole head, chunk-size line or trailer section in the buffer before parsing it, and reads
+/// up to 64 KiB at a time. The cap is what bounds an endless line (the read then fails with
+/// http::error::buffer_overflow); body bytes never accumulate in it (they go to the body).
+constexpr std::size_t read_buffer_slack = 64u << 10;
+
+std::size_t read_buffer_max(const dendrite_options& o) {
+  const std::size_t h = o.max_response_header_bytes;
+  return h > SIZE_MAX - read_buffer_slack ? SIZE_MAX : h + read_buffer_slack;
+}
+
+/// Bytes of the fields as sent, counting "name: value\r\n" (Beast keeps them trimmed, so this
+/// can undercount whitespace slightly; the head itself is bounded exactly by the parser).
+std::size_t fields_bytes(const http::fields& f) {
+  std::size_t n = 0;
+  for (const auto& x : f) n += x.name_string().size() + x.value().size() + 4;
+  return n;
+}
 
 /// Pooled connections idle longer than this are checked for a FIN before reuse.
 constexpr auto peek_after = std::chrono::milliseconds(500);
@@ -229,7 +250,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
         ref_(ref),
         timeout_(timeout),
         deadline_(deadline),
-        begin_(steady::now()) {}
+        begin_(steady::now()),
+        chunk_cb_([this](std::uint64_t, beast::string_view ext, beast::error_code& ec) {
+          on_chunk_header(ext, ec);
+        }) {}
 
   std::function<void()> on_done;  // set before start(); runs on the op's executor
 
@@ -322,6 +346,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   void connect() {
     reused_ = false;
     conn_ = std::make_unique<pooled_connection>(st_->ex);
+    conn_->buffer.max_size(read_buffer_max(st_->opt));
     st_->opened.fetch_add(1, std::memory_order_relaxed);
     conn_->socket.async_connect(
         ep_, bind([self = shared_from_this()](beast::error_code e) { self->on_connect(e); }));
@@ -368,28 +393,94 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       if (may_retry()) return retry();
       return fail(dendrite_errc::disconnected, ec.message());
     }
+    read_response();
+  }
+
+  /// Reads one response (the final one, or a 1xx interim one to skip) with a fresh parser. The
+  /// head budget max_response_header_bytes is shared by the heads of skipped interim responses,
+  /// this head, its chunk extensions and its trailers (on_chunk_header, trailers_fit).
+  void read_response() {
+    const std::size_t limit = st_->opt.max_response_header_bytes;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(
-        std::min<std::size_t>(st_->opt.max_response_header_bytes, UINT32_MAX)));
+        std::min<std::size_t>(limit - std::min(limit, interim_bytes_), UINT32_MAX)));
     parser_->body_limit(st_->opt.max_response_body_bytes);
+    parser_->on_chunk_header(chunk_cb_);
+    head_counted_ = false;
+    head_fields_bytes_ = 0;
+    meta_bytes_ = 0;
     if (stream_) {
       http::async_read_header(conn_->socket, conn_->buffer, *parser_,
-                              bind([self = shared_from_this()](beast::error_code e, std::size_t) {
-                                self->on_stream_head(e);
+                              bind([self = shared_from_this()](beast::error_code e, std::size_t n) {
+                                self->on_stream_head(e, n);
                               }));
       return;
     }
     http::async_read(conn_->socket, conn_->buffer, *parser_,
-                     bind([self = shared_from_this()](beast::error_code e, std::size_t) {
-                       self->on_read(e);
+                     bind([self = shared_from_this()](beast::error_code e, std::size_t n) {
+                       self->on_read(e, n);
                      }));
+  }
+
+  /// Parser callback, once per chunk (the last one too), before its data. Counts the head
+  /// (approximately, as fields_bytes) once, then every extension, against the head budget; over
+  /// it, the parse stops with header_limit and meta_over_ picks the message.
+  void on_chunk_header(beast::string_view ext, beast::error_code& ec) {
+    if (!head_counted_) {
+      head_counted_ = true;
+      const auto& res = parser_->get();
+      head_fields_bytes_ = fields_bytes(res);
+      // "HTTP/1.1 200 " + reason + CRLF, the fields, the empty line; plus skipped 1xx heads.
+      meta_bytes_ = interim_bytes_ + 15 + res.reason().size() + head_fields_bytes_ + 2;
+    }
+    meta_bytes_ += ext.size();
+    if (meta_bytes_ > st_->opt.max_response_header_bytes) {
+      meta_over_ = true;
+      ec = http::error::header_limit;
+    }
+  }
+
+  /// After a complete chunked body: the trailer fields (appended to the head's fields by the
+  /// parser) count against the head budget too. Their bytes were already bounded by the read
+  /// buffer's cap; this makes the limit exact. Fails the call and returns false when over.
+  bool trailers_fit() {
+    if (!head_counted_) return true;  // not chunked: no trailers
+    const std::size_t all = fields_bytes(parser_->get());
+    const std::size_t trailers = all > head_fields_bytes_ ? all - head_fields_bytes_ : 0;
+    if (meta_bytes_ + trailers <= st_->opt.max_response_header_bytes) return true;
+    meta_over_ = true;
+    fail(dendrite_errc::response_too_large, meta_limit_message());
+    return false;
+  }
+
+  std::string meta_limit_message() const {
+    return "response head, chunk extensions and trailers exceed " +
+           std::to_string(st_->opt.max_response_header_bytes) + " bytes";
+  }
+
+  /// A 1xx interim response (its head only; 1xx has no body) was read: skip it and read the
+  /// next response on the same connection (RFC 9112 section 6.1), a bounded number of times.
+  void on_interim(std::size_t head_bytes) {
+    if (parser_->get().result_int() == 101)
+      return fail(dendrite_errc::malformed_response,
+                  "unexpected 101 Switching Protocols (no upgrade was requested)");
+    interim_bytes_ += head_bytes;
+    if (++interim_ > st_->opt.max_interim_responses)
+      return fail(dendrite_errc::malformed_response,
+                  "more than " + std::to_string(st_->opt.max_interim_responses) +
+                      " interim (1xx) responses");
+    if (interim_bytes_ >= st_->opt.max_response_header_bytes)
+      return fail(
+          dendrite_errc::response_too_large,
+          "response head exceeds " + std::to_string(st_->opt.max_response_header_bytes) + " bytes");
+    read_response();
   }
 
   /// A pooled connection that fails before any response byte was probably closed by the server
   /// while idle (keep-alive race): retry once, on a fresh connection with a fresh nonce.
   bool may_retry() const {
-    return reused_ && !retried_ && !timed_out_ && !cancelled_ && conn_->buffer.size() == 0 &&
-           (!parser_ || !parser_->got_some());
+    return reused_ && !retried_ && !timed_out_ && !cancelled_ && interim_ == 0 &&
+           conn_->buffer.size() == 0 && (!parser_ || !parser_->got_some());
   }
 
   void retry() {
@@ -400,12 +491,14 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     connect();
   }
 
-  void on_read(beast::error_code ec) {
+  void on_read(beast::error_code ec, std::size_t n) {
     if (timed_out_) return fail(dendrite_errc::timeout, {});
     if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
     if (ec) return on_read_error(ec);
 
     auto& res = parser_->get();
+    if (res.result_int() / 100 == 1) return on_interim(n);
+    if (!trailers_fit()) return;
     std::string detail;
     if (auto e = apply_response(ref_, res.result_int(), res, res.body(), detail); e)
       return fail(static_cast<dendrite_errc>(e.value()), detail);
@@ -417,15 +510,17 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
 
   // ---- streaming (call_stream): the head as for call(), then a 200 body read incrementally ----
 
-  void on_stream_head(beast::error_code ec) {
+  void on_stream_head(beast::error_code ec, std::size_t n) {
     if (timed_out_) return fail(dendrite_errc::timeout, {});
     if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
     if (ec) return on_read_error(ec);
-    if (parser_->get().result_int() != 200) {
+    const int status = parser_->get().result_int();
+    if (status / 100 == 1) return on_interim(n);
+    if (status != 200) {
       // An ordinary answer (401, 404, 503, ... from stages 1-5): the JSON error path of 6.3.
       http::async_read(conn_->socket, conn_->buffer, *parser_,
-                       bind([self = shared_from_this()](beast::error_code e, std::size_t) {
-                         self->on_read(e);
+                       bind([self = shared_from_this()](beast::error_code e, std::size_t m) {
+                         self->on_read(e, m);
                        }));
       return;
     }
@@ -474,6 +569,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     } catch (...) {
       return fail(dendrite_errc::malformed_response, "stream parser failed");
     }
+    if (!trailers_fit()) return;
     auto& res = parser_->get();
     std::string detail;
     synapse& s = *ref_.object;
@@ -491,6 +587,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       return fail(dendrite_errc::response_too_large,
                   "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) +
                       " bytes");
+    // An extension or the trailers over the head budget, or a single line (chunk size,
+    // trailer) longer than the read buffer's cap: the peer's metadata is too large.
+    if ((ec == http::error::header_limit && meta_over_) || ec == http::error::buffer_overflow)
+      return fail(dendrite_errc::response_too_large, meta_limit_message());
     if (ec == http::error::header_limit)
       return fail(dendrite_errc::response_too_large,
                   "response head exceeds " +
@@ -551,6 +651,14 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::string host_;
   std::unique_ptr<pooled_connection> conn_;
   std::optional<http::response_parser<http::string_body>> parser_;
+  /// The parser's chunk-header callback (Beast keeps a reference: it lives as long as the op).
+  std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> chunk_cb_;
+  std::size_t interim_ = 0;            ///< 1xx interim responses skipped
+  std::size_t interim_bytes_ = 0;      ///< their heads' bytes (count against the head limit)
+  std::size_t head_fields_bytes_ = 0;  ///< fields_bytes of the final head, before trailers
+  std::size_t meta_bytes_ = 0;         ///< head + chunk extensions so far (chunked bodies)
+  bool head_counted_ = false;          ///< the first chunk header has been seen
+  bool meta_over_ = false;             ///< header_limit came from extensions or trailers
   stream_sink* stream_ = nullptr;  ///< set: a streaming call
   std::string cancel_reason_;
   bool registered_ = false;

@@ -1,21 +1,34 @@
-// The dendrite against hostile axons (issue 8 item 4): a peer that sends a huge body, an endless
-// chunked stream (fast or dripped), invalid JSON, a wrong Content-Length, garbage headers, or
-// nothing at all. Each call ends with its documented status (docs/dendrite.md error table) within
-// the call's deadline, and right after it the SAME dendrite gets 200 from an honest in-process
-// axon: no fault poisons the connection pool, the strand or the nonce sequence.
+// The dendrite against hostile axons: a peer that sends a huge body, an endless chunked stream
+// (fast or dripped), invalid JSON, a wrong Content-Length, garbage headers, or nothing at all.
+// Each call ends with its documented status (docs/dendrite.md error table) within the call's
+// deadline, and right after it the SAME dendrite gets 200 from an honest in-process axon: no
+// fault poisons the connection pool, the strand or the nonce sequence.
 // (dendrite_faults_test.cpp checks each message in detail; this file checks recovery.)
+// Also: chunked metadata (trailers, chunk extensions, endless lines) cannot grow the process's
+// memory past the head limit, on call() and call_stream() (asserted on the RSS peak), and 1xx
+// interim responses are skipped, a bounded number of them.
 #include <bt/dendrite.hpp>
 
 #include <bt/axon.hpp>
 #include <bt/examples/dummy.hpp>
+#include <bt/examples/word_stream.hpp>
 
 #include "fault_server.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <optional>
 #include <thread>
 
+#include "support/collector.hpp"
+
+#include <unistd.h>
+
 using bt::examples::dummy;
+using bt::examples::word_stream;
 using namespace bt::test;
 
 namespace {
@@ -38,6 +51,50 @@ behaviour hostile(std::string prefix, std::string piece = {}, int repeat = 0,
     co_await sleep_for(hold);
   };
 }
+
+/// Resident set size of this process in bytes (/proc/self/statm), 0 when unreadable.
+std::size_t rss_bytes() {
+  std::ifstream f("/proc/self/statm");
+  std::size_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+/// Samples the RSS every 2 ms on its own thread while alive; peak() is the highest seen.
+class rss_sampler {
+ public:
+  rss_sampler() : base_(rss_bytes()), peak_(base_) {
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        const std::size_t r = rss_bytes();
+        std::size_t p = peak_.load();
+        while (r > p && !peak_.compare_exchange_weak(p, r)) {
+        }
+        std::this_thread::sleep_for(2ms);
+      }
+    });
+  }
+  ~rss_sampler() { stop(); }
+  void stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+    }
+    const std::size_t r = rss_bytes();  // one last sample
+    std::size_t p = peak_.load();
+    if (r > p) peak_ = r;
+  }
+  /// Peak growth over the RSS at construction, in MiB.
+  double growth_mib() const {
+    return static_cast<double>(peak_.load() - std::min(peak_.load(), base_)) / (1 << 20);
+  }
+
+ private:
+  std::size_t base_;
+  std::atomic<std::size_t> peak_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 struct hostile_case {
   const char* name;
@@ -149,4 +206,189 @@ TEST_CASE("a hostile axon gets its mapped status on time, and the dendrite stays
   }
   CHECK(fds == fds0);
   honest.stop();
+}
+
+namespace {
+
+constexpr std::string_view bt_ok_headers =
+    "bt_header_axon_status_code: 200\r\nbt_header_axon_status_message: Success\r\n"
+    "bt_header_axon_process_time: 0.0042\r\n";
+
+/// A chunked 200 head with the bt status headers, for call() (JSON) or call_stream().
+std::string chunked_head(bool stream) {
+  std::string h = "HTTP/1.1 200 OK\r\ncontent-type: ";
+  h.append(stream ? "text/event-stream" : "application/json").append("\r\n");
+  h.append(bt_ok_headers);
+  h.append("transfer-encoding: chunked\r\n\r\n");
+  return h;
+}
+
+struct memory_case {
+  const char* name;
+  std::string after_head;  ///< written once after the chunked head
+  std::string piece;       ///< then written until `total` bytes or the dendrite closes
+};
+
+/// One hostile exchange against a fresh dendrite with the default limits (64 KiB head):
+/// returns {status, message}, and the RSS peak growth in MiB through `growth`.
+template <bool Stream>
+std::pair<int, std::string> run_memory_case(const memory_case& c, double& growth, double& elapsed) {
+  constexpr std::size_t total = 256u << 20;  // 256 MiB of hostile bytes at most
+  const int repeat = static_cast<int>(total / c.piece.size());
+  fault_server srv(hostile(chunked_head(Stream) + c.after_head, c.piece, repeat, 0ms, 3000ms));
+  bt::dendrite d(alice());
+  rss_sampler rss;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::pair<int, std::string> out;
+  if constexpr (Stream) {
+    word_stream q;
+    q.text = "x";
+    collector got;
+    const auto r = d.call_stream(srv.axon(bob().ss58_address()), q, 8.0, std::ref(got));
+    out = {r.dendrite.status_code.value_or(-1), r.dendrite.status_message.value_or("")};
+  } else {
+    dummy q;
+    q.dummy_input = 7;
+    const auto r = d.call(srv.axon(bob().ss58_address()), q, 8.0);
+    CHECK_FALSE(r.dummy_output.has_value());
+    out = {r.dendrite.status_code.value_or(-1), r.dendrite.status_message.value_or("")};
+  }
+  elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rss.stop();
+  growth = rss.growth_mib();
+  CHECK(d.stats().idle_connections == 0);  // a refused answer's connection is never pooled
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("chunked trailers and chunk extensions are bounded by the head limit",
+          "[dendrite][hostile][memory]") {
+  const std::string trailer_field = "x-trailer: " + std::string(8192 - 13, 'a') + "\r\n";
+  const std::vector<memory_case> cases = {
+      {"256 MiB of trailer fields after the last chunk", "1\r\n{\r\n0\r\n", trailer_field},
+      {"one endless trailer line", "1\r\n{\r\n0\r\nx-endless: ", std::string(8192, 'a')},
+      {"one endless chunk-extension line", "1;", std::string(8192, 'a')},
+      {"many small chunks, each with a 32 KiB extension",
+       {},
+       "1;" + std::string(32768, 'e') + "\r\n \r\n"},
+  };
+  for (const bool stream : {false, true}) {
+    for (const auto& c : cases) {
+      INFO((stream ? "call_stream: " : "call: ") << c.name);
+      double growth = 0, elapsed = 0;
+      const auto [status, message] = stream ? run_memory_case<true>(c, growth, elapsed)
+                                            : run_memory_case<false>(c, growth, elapsed);
+      INFO("got " << status << " " << message << " after " << elapsed << " s, RSS +" << growth
+                  << " MiB");
+      CHECK(status == 422);
+      CHECK_THAT(message, Catch::StartsWith("Failed to parse response: response head"));
+      CHECK(growth < 64.0);
+      CHECK(elapsed < 8.0);  // refused before the deadline, not cut by it
+    }
+  }
+}
+
+TEST_CASE("1xx interim responses are skipped, a bounded number of them",
+          "[dendrite][hostile][interim]") {
+  const std::string json_200 =
+      http_response(200, R"({"dummy_input":7,"dummy_output":14})", bt_ok_headers);
+  const std::string early_hints =
+      "HTTP/1.1 103 Early Hints\r\nlink: </style.css>; rel=preload\r\n\r\n";
+  bt::dendrite d(alice());
+
+  SECTION("call: 100 Continue, 103 Early Hints, then the real 200 is merged") {
+    fault_server srv(hostile("HTTP/1.1 100 Continue\r\n\r\n" + early_hints + json_200));
+    dummy q;
+    q.dummy_input = 7;
+    const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    INFO(r.dendrite.status_message.value_or(""));
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 14);
+    CHECK(r.axon.process_time == Approx(0.0042));
+    // The connection is clean after the final answer: it is pooled and reused.
+    const dummy again = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    CHECK(d.stats().connections_reused == 1);
+    (void)again;
+  }
+  SECTION("call_stream: 100 Continue, then the real streamed 200") {
+    fault_server srv(hostile("HTTP/1.1 100 Continue\r\n\r\n" + chunked_head(true) +
+                             "b\r\nalpha\nbeta\n\r\n0\r\n\r\n"));
+    word_stream q;
+    q.text = "alpha beta";
+    collector got;
+    const auto r = d.call_stream(srv.axon(bob().ss58_address()), q, 5.0, std::ref(got));
+    INFO(r.dendrite.status_message.value_or(""));
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(got.get() == std::vector<std::string>{"alpha", "beta"});
+  }
+  for (const bool stream : {false, true}) {
+    SECTION(stream ? "call_stream: an endless sequence of 100 Continue is refused"
+                   : "call: an endless sequence of 100 Continue is refused") {
+      fault_server srv(hostile({}, "HTTP/1.1 100 Continue\r\n\r\n", 1 << 20));
+      const auto t0 = std::chrono::steady_clock::now();
+      std::optional<int> status;
+      std::string message;
+      if (stream) {
+        word_stream q;
+        q.text = "x";
+        const auto r =
+            d.call_stream(srv.axon(bob().ss58_address()), q, 5.0, [](std::string_view) {});
+        status = r.dendrite.status_code;
+        message = r.dendrite.status_message.value_or("");
+      } else {
+        dummy q;
+        q.dummy_input = 7;
+        const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+        status = r.dendrite.status_code;
+        message = r.dendrite.status_message.value_or("");
+        CHECK_FALSE(r.dummy_output.has_value());
+      }
+      INFO(message);
+      CHECK(status == 422);
+      CHECK_THAT(message, Catch::StartsWith("Failed to parse response: more than"));
+      CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5.0);
+      CHECK(d.stats().idle_connections == 0);
+    }
+  }
+  SECTION("101 Switching Protocols (never asked for) is refused") {
+    fault_server srv(hostile("HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\n\r\n" + json_200));
+    dummy q;
+    q.dummy_input = 7;
+    const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    CHECK(r.dendrite.status_code == 422);
+    CHECK_FALSE(r.dummy_output.has_value());
+  }
+}
+
+TEST_CASE("trailers within the head limit are accepted, beyond it refused exactly",
+          "[dendrite][hostile][trailers]") {
+  bt::dendrite d(alice());
+  const std::string body = R"({"dummy_input":7,"dummy_output":14})";
+  const auto answer = [&](const std::string& trailers) {
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", body.size());
+    return chunked_head(false) + size + body + "\r\n0\r\n" + trailers + "\r\n";
+  };
+  dummy q;
+  q.dummy_input = 7;
+  SECTION("a small trailer: merged as usual") {
+    fault_server srv(hostile(answer("x-checksum: abc\r\n")));
+    const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    INFO(r.dendrite.status_message.value_or(""));
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 14);
+  }
+  SECTION("80 KB of trailers: fits the read buffer (head limit + 64 KiB), not the head budget") {
+    const std::string big = "x-a: " + std::string(40000, 'a') + "\r\nx-b: " +
+                            std::string(40000, 'b') + "\r\n";
+    fault_server srv(hostile(answer(big)));
+    const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    CHECK(r.dendrite.status_code == 422);
+    CHECK(r.dendrite.status_message ==
+          "Failed to parse response: response head, chunk extensions and trailers exceed 65536 "
+          "bytes");
+    CHECK_FALSE(r.dummy_output.has_value());
+    CHECK(d.stats().idle_connections == 0);
+  }
 }

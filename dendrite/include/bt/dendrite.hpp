@@ -78,7 +78,15 @@ struct dendrite_options {
   /// call (64 MiB, the axon's default request limit, is far above any honest synapse).
   std::size_t max_response_body_bytes = 64u << 20;
   /// Response head limit (status line + headers). bt headers are short; 64 KiB is generous.
+  /// The same budget also covers what a chunked body carries besides data: every chunk
+  /// extension and the trailer fields, added to the head's size; and the heads of skipped 1xx
+  /// interim responses. A connection's read buffer is capped at this + 64 KiB, so no single
+  /// line a peer sends (a chunk-size line, a trailer) can grow memory past it.
   std::size_t max_response_header_bytes = 64u << 10;
+  /// 1xx interim responses (100 Continue, 103 Early Hints) skipped before the final answer
+  /// (RFC 9112); one more ends the call with 422. 101 Switching Protocols (never requested) is
+  /// always refused.
+  std::size_t max_interim_responses = 8;
   /// Where per-call lines ("dendrite | --> | ..." at debug) and warnings go; null: nowhere.
   std::shared_ptr<spdlog::logger> logger{};
   /// BENCHMARKS ONLY (bt-ping --no-crypto): send requests without a signature (no
