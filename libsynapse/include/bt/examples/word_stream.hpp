@@ -15,6 +15,8 @@
 #include <bt/streaming_synapse.hpp>
 #include <bt/synapse.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +24,8 @@
 namespace bt::examples {
 
 struct word_stream : bt::synapse {
-  std::string text;                 ///< required and hashed: the words to stream back
-  std::vector<std::string> words;   ///< the words received so far (validator side)
+  std::string text;                ///< required and hashed: the words to stream back
+  std::vector<std::string> words;  ///< the words received so far (validator side)
 
   static bt::synapse_schema<word_stream> schema() {
     return {.name = "WordStream",
@@ -52,15 +54,30 @@ struct word_stream : bt::synapse {
     emit(words.back());
   }
 
-  /// The words of `text` as the miner streams them.
+  /// The ASCII whitespace that separates words.
+  static constexpr std::string_view word_separators = " \t\n\v\f\r";
+
+  /// The next word of `text` at or after byte `pos` (a view into `text`), and `pos` moved just
+  /// past it; nullopt (and `pos` == text.size()) when no word is left. Walks the text lazily,
+  /// O(1) memory: a miner streams with it without an index of every word, whose 16 bytes per
+  /// view would cost up to 8x the body for one-letter words. Start with pos = 0.
+  static std::optional<std::string_view> next_word(std::string_view text, std::size_t& pos) {
+    const std::size_t begin =
+        pos < text.size() ? text.find_first_not_of(word_separators, pos) : std::string_view::npos;
+    if (begin == std::string_view::npos) {
+      pos = text.size();
+      return std::nullopt;
+    }
+    const std::size_t end = std::min(text.find_first_of(word_separators, begin), text.size());
+    pos = end;
+    return text.substr(begin, end - begin);
+  }
+
+  /// The words of `text` as the miner streams them, all at once (tests and small texts; a
+  /// miner walks them with next_word instead).
   static std::vector<std::string_view> split_words(std::string_view text) {
     std::vector<std::string_view> out;
-    constexpr std::string_view space = " \t\n\v\f\r";
-    for (std::size_t pos = text.find_first_not_of(space); pos != std::string_view::npos;) {
-      const std::size_t end = text.find_first_of(space, pos);
-      out.push_back(text.substr(pos, end == std::string_view::npos ? end : end - pos));
-      pos = end == std::string_view::npos ? end : text.find_first_not_of(space, end);
-    }
+    for (std::size_t pos = 0; const auto word = next_word(text, pos);) out.push_back(*word);
     return out;
   }
 
