@@ -57,12 +57,28 @@ key128 siphash128(const unsigned char* key, const void* data, std::size_t n) noe
   return k;
 }
 
+// What one hotkey holds: records, and billed nonce slots (see billed_slots).
+struct hotkey_use {
+  std::size_t records = 0;
+  std::size_t slots = 0;
+};
+
+// Every window's first `free_slots` nonces are part of the record's fixed cost (bounded by
+// max_entries), so a new endpoint never needs the slot budget; growth beyond is billed.
+constexpr std::size_t free_slots = 2;
+std::size_t billed_slots(std::size_t capacity) noexcept {
+  return capacity > free_slots ? capacity - free_slots : 0;
+}
+
 struct record_entry {
   std::int64_t expires_at;
   /// strictly_increasing: the last accepted nonce. window: the largest nonce evicted from `kept`
   /// (every accepted nonce not in `kept` is at or below it); no_floor when none was evicted.
   std::int64_t floor;
-  std::uint64_t hotkey_id;  // for the per-hotkey count when the record is swept
+  std::uint64_t hotkey_id;  // the key of `use` in its shard's per_hotkey
+  /// The hotkey's counts (a node of the shard's per_hotkey map: stable while any record of the
+  /// hotkey exists).
+  hotkey_use* use;
   /// window: the most recent accepted nonces, ascending, are kept[head..]. Evicting the smallest
   /// advances `head`; the evicted prefix is compacted away once it reaches window / 4, so the
   /// usual case (a new highest nonce) costs an append and an amortised O(1) eviction instead of
@@ -75,6 +91,7 @@ struct record_entry {
 
 struct memory_nonce_store::global_state {
   std::atomic<std::size_t> total{0};
+  std::atomic<std::size_t> slots{0};  // nonce slots allocated by every window, all shards
   std::atomic<std::int64_t> last_sweep_all{no_floor};
   unsigned char hotkey_key[crypto_shorthash_siphashx24_KEYBYTES];
   unsigned char endpoint_key[crypto_shorthash_siphashx24_KEYBYTES];
@@ -83,23 +100,28 @@ struct memory_nonce_store::global_state {
 struct memory_nonce_store::shard {
   mutable std::mutex m;
   std::unordered_map<key128, record_entry, key128_hash> map;
-  std::unordered_map<std::uint64_t, std::size_t> per_hotkey;  // live records per hotkey id
+  std::unordered_map<std::uint64_t, hotkey_use> per_hotkey;  // what each hotkey id holds
   std::size_t sweep_at = min_sweep_threshold;  // sweep when an insert finds this many records
   std::int64_t last_quota_sweep = no_floor;
 
-  void sweep(std::int64_t now_ns, std::atomic<std::size_t>& total) noexcept {
-    std::size_t erased = 0;
+  /// Drops `it` and gives back what it held (its record and its nonce slots).
+  void erase(std::unordered_map<key128, record_entry, key128_hash>::iterator it,
+             global_state& g) noexcept {
+    const std::size_t billed = billed_slots(it->second.kept.capacity());
+    hotkey_use& u = *it->second.use;
+    u.slots -= std::min(u.slots, billed);
+    if (--u.records == 0) per_hotkey.erase(it->second.hotkey_id);
+    g.slots.fetch_sub(billed, std::memory_order_relaxed);
+    g.total.fetch_sub(1, std::memory_order_relaxed);
+    map.erase(it);
+  }
+
+  void sweep(std::int64_t now_ns, global_state& g) noexcept {
     for (auto it = map.begin(); it != map.end();) {
-      if (it->second.expires_at < now_ns) {
-        auto c = per_hotkey.find(it->second.hotkey_id);
-        if (c != per_hotkey.end() && --c->second == 0) per_hotkey.erase(c);
-        it = map.erase(it);
-        ++erased;
-      } else {
-        ++it;
-      }
+      auto next = std::next(it);
+      if (it->second.expires_at < now_ns) erase(it, g);
+      it = next;
     }
-    total.fetch_sub(erased, std::memory_order_relaxed);
     sweep_at = std::max(min_sweep_threshold, 2 * map.size());
   }
 };
@@ -123,10 +145,34 @@ memory_nonce_store::~memory_nonce_store() = default;
 
 namespace {
 
+// Where a window may take nonce slots from: the store's budget and its hotkey's.
+struct slot_budget {
+  std::atomic<std::size_t>& global;
+  std::size_t global_max;
+  std::size_t& hotkey;
+  std::size_t hotkey_max;  // 0: no per-hotkey limit
+
+  /// Takes `n` slots if both budgets allow it.
+  bool take(std::size_t n) noexcept {
+    if (hotkey_max != 0 && hotkey + n > hotkey_max) return false;
+    if (global.fetch_add(n, std::memory_order_relaxed) + n > global_max) {
+      global.fetch_sub(n, std::memory_order_relaxed);
+      return false;
+    }
+    hotkey += n;
+    return true;
+  }
+  void give_back(std::size_t n) noexcept {
+    global.fetch_sub(n, std::memory_order_relaxed);
+    hotkey -= std::min(hotkey, n);
+  }
+};
+
 // Applies the rule to an existing record, or to a new one (`is_new`: empty, just created).
-// Throws only std::bad_alloc.
+// Throws only std::bad_alloc (with the accounting left consistent).
 nonce_verdict judge(record_entry& e, bool is_new, nonce_rule rule, std::size_t window,
-                    std::int64_t nonce, std::int64_t now_ns, std::int64_t expires_at_ns) {
+                    slot_budget budget, std::int64_t nonce, std::int64_t now_ns,
+                    std::int64_t expires_at_ns) {
   if (!is_new && e.expires_at < now_ns) {  // forgotten: freshness now protects what it guarded
     e.floor = no_floor;
     e.kept.clear();
@@ -145,15 +191,41 @@ nonce_verdict judge(record_entry& e, bool is_new, nonce_rule rule, std::size_t w
     const auto pos = std::lower_bound(first, e.kept.end(), nonce);
     if (pos != e.kept.end() && *pos == nonce) return nonce_verdict::replayed;
     // Grow to at most window + slack elements, never by the vector's doubling beyond that, so
-    // the worst case per endpoint is exactly (window + slack) * 8 bytes.
+    // the worst case per endpoint is exactly (window + slack) * 8 bytes; and only as far as the
+    // slot budgets allow. Past them the window stops growing: the smallest kept nonce is evicted
+    // to make room (raising the floor), which may refuse this endpoint's reordered requests but
+    // never admits a replay.
     const std::size_t slack = std::max<std::size_t>(window / 4, 1);
-    if (e.kept.size() == e.kept.capacity()) {
-      const std::size_t at = static_cast<std::size_t>(pos - e.kept.begin());
-      e.kept.reserve(std::min(std::max<std::size_t>(2 * e.kept.capacity(), 2), window + slack));
-      e.kept.insert(e.kept.begin() + static_cast<std::ptrdiff_t>(at), nonce);
-    } else {
-      e.kept.insert(pos, nonce);
+    std::size_t at = static_cast<std::size_t>(pos - e.kept.begin());
+    if (e.kept.size() == e.kept.capacity() && e.head > 0) {  // compact first: no growth needed
+      e.kept.erase(e.kept.begin(), e.kept.begin() + e.head);
+      at -= e.head;
+      e.head = 0;
     }
+    if (e.kept.size() == e.kept.capacity()) {
+      const std::size_t cap = e.kept.capacity();
+      const std::size_t want = std::min(std::max<std::size_t>(2 * cap, free_slots), window + slack);
+      const std::size_t bill = billed_slots(want) - billed_slots(cap);
+      if (want > cap && (bill == 0 || budget.take(bill))) {
+        try {
+          e.kept.reserve(want);
+        } catch (...) {
+          if (bill != 0) budget.give_back(bill);
+          throw;
+        }
+      } else if (e.kept.empty()) {  // no slot at all: nothing to evict, refuse
+        return nonce_verdict::full;
+      } else if (at == 0) {  // below every kept nonce: accepted, and at once the new floor
+        e.floor = nonce;
+        e.expires_at = std::max(e.expires_at, expires_at_ns);
+        return nonce_verdict::accepted;
+      } else {  // evict the smallest to make room
+        e.floor = e.kept.front();
+        e.kept.erase(e.kept.begin());
+        --at;
+      }
+    }
+    e.kept.insert(e.kept.begin() + static_cast<std::ptrdiff_t>(at), nonce);
     if (e.kept.size() - e.head > window) {  // evict the smallest: it becomes the floor
       e.floor = e.kept[e.head++];
       if (e.head >= slack) {
@@ -197,55 +269,69 @@ nonce_verdict memory_nonce_store::record(std::string_view hotkey, std::string_vi
   const std::uint64_t hotkey_id = hk.lo;
   shard& s = shards_[static_cast<std::size_t>(hk.hi) & shard_mask_];
 
+  const auto budget_of = [this](std::size_t& hotkey_slots) {
+    return slot_budget{g_->slots, opts_.max_kept_nonces, hotkey_slots,
+                       opts_.max_kept_nonces_per_hotkey};
+  };
   try {
     for (int attempt = 0; attempt < 2; ++attempt) {
       {
         std::lock_guard lk(s.m);
         if (auto it = s.map.find(ep); it != s.map.end())
-          return judge(it->second, false, opts_.rule, opts_.window, nonce, now_ns, expires_at_ns);
+          return judge(it->second, false, opts_.rule, opts_.window,
+                       budget_of(it->second.use->slots), nonce, now_ns, expires_at_ns);
 
         // A new record. Amortised sweep: when the shard has doubled since the last one.
-        if (s.map.size() >= s.sweep_at) s.sweep(now_ns, g_->total);
+        if (s.map.size() >= s.sweep_at) s.sweep(now_ns, *g_);
         if (opts_.max_entries_per_hotkey != 0) {
           auto c = s.per_hotkey.find(hotkey_id);
-          if (c != s.per_hotkey.end() && c->second >= opts_.max_entries_per_hotkey) {
+          if (c != s.per_hotkey.end() && c->second.records >= opts_.max_entries_per_hotkey) {
             if (s.last_quota_sweep != no_floor &&
                 now_ns - s.last_quota_sweep < full_sweep_interval_ns)
               return nonce_verdict::full;
             s.last_quota_sweep = now_ns;
-            s.sweep(now_ns, g_->total);
+            s.sweep(now_ns, *g_);
             c = s.per_hotkey.find(hotkey_id);
-            if (c != s.per_hotkey.end() && c->second >= opts_.max_entries_per_hotkey)
+            if (c != s.per_hotkey.end() && c->second.records >= opts_.max_entries_per_hotkey)
               return nonce_verdict::full;
           }
         }
-        // Reserve a slot under the global cap.
+        // Reserve a place under the global cap. From here the record and its hotkey's count
+        // exist together or neither does; erase() gives everything back.
         if (g_->total.fetch_add(1, std::memory_order_relaxed) < opts_.max_entries) {
+          hotkey_use* use = nullptr;
           try {
-            auto [it, inserted] =
-                s.map.emplace(ep, record_entry{expires_at_ns, no_floor, hotkey_id});
-            ++s.per_hotkey[hotkey_id];
-            (void)inserted;  // not found above, under the same lock
-            return judge(it->second, true, opts_.rule, opts_.window, nonce, now_ns, expires_at_ns);
+            use = &s.per_hotkey[hotkey_id];
           } catch (...) {
-            // Allocation failure: undo what was done, refuse rather than forget.
-            if (auto it = s.map.find(ep); it != s.map.end()) {
-              auto c = s.per_hotkey.find(hotkey_id);
-              if (c != s.per_hotkey.end() && c->second > 0) {
-                if (--c->second == 0) s.per_hotkey.erase(c);
-              }
-              s.map.erase(it);
-            }
             g_->total.fetch_sub(1, std::memory_order_relaxed);
-            return nonce_verdict::full;
+            throw;
           }
+          ++use->records;
+          decltype(s.map)::iterator it;
+          try {
+            it = s.map.emplace(ep, record_entry{expires_at_ns, no_floor, hotkey_id, use}).first;
+          } catch (...) {
+            if (--use->records == 0) s.per_hotkey.erase(hotkey_id);
+            g_->total.fetch_sub(1, std::memory_order_relaxed);
+            throw;
+          }
+          nonce_verdict v = nonce_verdict::full;
+          try {
+            v = judge(it->second, true, opts_.rule, opts_.window, budget_of(use->slots), nonce,
+                      now_ns, expires_at_ns);
+          } catch (...) {
+            v = nonce_verdict::full;
+          }
+          // A new record whose nonce found no room is dropped again.
+          if (v != nonce_verdict::accepted) s.erase(it, *g_);
+          return v;
         }
         g_->total.fetch_sub(1, std::memory_order_relaxed);
       }
       // At the global cap: sweep every shard (none locked here), then try once more.
       if (attempt == 0) sweep_all(now_ns);
     }
-  } catch (...) {  // allocation failure in a sweep or a window insert: refuse rather than forget
+  } catch (...) {  // allocation failure: refuse rather than forget
     return nonce_verdict::full;
   }
   return nonce_verdict::full;
@@ -258,7 +344,7 @@ void memory_nonce_store::sweep_all(std::int64_t now_ns) noexcept {
     return;  // another thread sweeps
   for (std::size_t i = 0; i <= shard_mask_; ++i) {
     std::lock_guard lk(shards_[i].m);
-    shards_[i].sweep(now_ns, g_->total);
+    shards_[i].sweep(now_ns, *g_);
   }
 }
 

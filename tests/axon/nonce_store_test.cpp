@@ -105,7 +105,7 @@ TEST_CASE("long keys do not overflow the stack buffer", "[nonce_store]") {
 TEST_CASE("window is the default rule", "[nonce_store]") {
   memory_nonce_store s;
   CHECK(s.config().rule == nonce_rule::window);
-  CHECK(s.config().window == 64);
+  CHECK(s.config().window == 256);
   CHECK(s.config().max_entries_per_hotkey == 1024);
   // Reordered concurrent requests of one dendrite: all accepted, each once.
   CHECK(s.record(alice, uuid, t0 + 2, t0, expiry) == nonce_verdict::accepted);
@@ -245,6 +245,38 @@ TEST_CASE("global cap: many flooding hotkeys fill it, known endpoints work, the 
   const std::int64_t later = expiry + 1;
   CHECK(s.record(hotkey_n(1000), uuid, later, later, later + second) == nonce_verdict::accepted);
   CHECK(s.size() <= 64);
+}
+
+TEST_CASE("window slot budgets: past them windows stop growing, replays still refused",
+          "[nonce_store]") {
+  // Per hotkey: mallory's windows may bill 14 slots beyond the 2 every record has for free.
+  memory_nonce_store s({.rule = nonce_rule::window,
+                        .max_entries_per_hotkey = 0,
+                        .window = 64,
+                        .max_kept_nonces = 40,
+                        .max_kept_nonces_per_hotkey = 14});
+  for (int n = 1; n <= 100; ++n)  // one endpoint: its window grows to 16, then stops
+    REQUIRE(s.record(mallory, uuid, t0 + n, t0, expiry) == nonce_verdict::accepted);
+  // Its floor rose with it: a reordered nonce below the 16 kept is stale, a replay of a kept
+  // one is replayed, an unseen one inside is accepted.
+  CHECK(s.record(mallory, uuid, t0 + 84, t0, expiry) == nonce_verdict::stale);
+  CHECK(s.record(mallory, uuid, t0 + 90, t0, expiry) == nonce_verdict::replayed);
+  CHECK(s.record(mallory, uuid, t0 + 100, t0, expiry) == nonce_verdict::replayed);
+  CHECK(s.record(mallory, uuid, t0 + 150, t0, expiry) == nonce_verdict::accepted);
+  CHECK(s.record(mallory, uuid, t0 + 120, t0, expiry) == nonce_verdict::accepted);
+  CHECK(s.record(mallory, uuid, t0 + 120, t0, expiry) == nonce_verdict::replayed);
+  // Every nonce 1..100 is now refused, whatever the order.
+  for (int n = 1; n <= 100; ++n)
+    CHECK(s.record(mallory, uuid, t0 + n, t0, expiry) != nonce_verdict::accepted);
+  // Others still get windows, until the global budget (40 billed slots) is spent ...
+  for (int k = 0; k < 4; ++k)
+    for (int n = 1; n <= 20; ++n)
+      REQUIRE(s.record(hotkey_n(k), uuid, t0 + n, t0, expiry) == nonce_verdict::accepted);
+  // ... after which a new endpoint is still admitted (its first slots are free) and reordering
+  // within them works.
+  CHECK(s.record(alice, uuid, t0 + 2, t0, expiry) == nonce_verdict::accepted);
+  CHECK(s.record(alice, uuid, t0 + 1, t0, expiry) == nonce_verdict::accepted);
+  CHECK(s.record(alice, uuid, t0 + 1, t0, expiry) == nonce_verdict::replayed);
 }
 
 TEST_CASE("over-long uuids and hotkeys: fixed-size records, distinct endpoints stay distinct",

@@ -60,25 +60,28 @@ enum class nonce_rule {
   /// is evicted and becomes the floor. Every nonce ever accepted is thus either in the set
   /// (`replayed`) or at or below the floor (`stale`), so no replay passes, while up to `window`
   /// concurrent requests of one dendrite are accepted in whatever order the I/O threads see them.
-  /// One record per endpoint, at most `window` * 8 bytes of nonces in it.
+  /// One record per endpoint, with at most about `window` * 1.25 * 8 bytes of nonces, taken from
+  /// the store's nonce-slot budgets; past a budget the endpoint's window stops growing (its floor
+  /// rises sooner: reordered requests may be refused, replays never pass).
   window,
 };
 
 /// Bounded, sharded in-memory store. Expired records are swept lazily (on insert, amortised).
 ///
-/// Memory bound (documented in docs/axon.md): at most `max_entries` records in all, each of a
-/// fixed size (about 130 bytes, plus 8 bytes per kept nonce under `window`, at most `window` of
-/// them), whatever the hotkey and uuid strings are. One hotkey holds at most
-/// `max_entries_per_hotkey` of them, so a flood from one key is refused (503) for that key only;
-/// many keys together can still reach the global cap, after which new endpoints get 503 until
-/// records expire (known endpoints keep working).
+/// Memory bound (documented in docs/axon.md): at most `max_entries` records of a fixed size
+/// (about 130 bytes, whatever the hotkey and uuid strings are) plus at most `max_kept_nonces`
+/// nonce slots of 8 bytes for the windows: about 13 MB + 8 MB with the defaults. One hotkey holds
+/// at most `max_entries_per_hotkey` records and `max_kept_nonces_per_hotkey` slots, so a flood
+/// from one key is refused (503) for that key only; many keys together can still reach the
+/// global caps, after which new endpoints get 503 until records expire (known endpoints keep
+/// working) and windows stop growing.
 class memory_nonce_store final : public nonce_store {
  public:
   struct options {
     /// Maximum records kept, all shards together. When full of unexpired records, new endpoints
     /// get `full` (503) rather than evicting someone's replay protection. Honest traffic needs one
     /// record per validator process (strictly_increasing, window) or per request in the last
-    /// minute (unique). Worst case with the defaults: 100,000 * (130 + 64 * 8) bytes, ~64 MB.
+    /// minute (unique).
     std::size_t max_entries = 100'000;
     nonce_rule rule = nonce_rule::window;
     /// Independent locks, so that I/O threads rarely contend. Rounded up to a power of two.
@@ -89,8 +92,15 @@ class memory_nonce_store final : public nonce_store {
     /// generous; under `unique` it is one per request, i.e. about 16 requests/s per hotkey.
     std::size_t max_entries_per_hotkey = 1'024;
     /// `window` rule: nonces kept per endpoint (at least 1), i.e. how many concurrent requests of
-    /// one dendrite may be reordered between its send and our record().
-    std::size_t window = 64;
+    /// one dendrite may be reordered between its send and our record(). 200 concurrent calls of
+    /// one bt::dendrite on loopback were seen reordered by more than 64; Python's aiohttp client
+    /// keeps at most 100 connections.
+    std::size_t window = 256;
+    /// Nonce slots (8 bytes each) all windows together may hold: bounds the windows' memory
+    /// (8 MiB by default; an honest endpoint uses 2 to 320).
+    std::size_t max_kept_nonces = 1 << 20;
+    /// Nonce slots one hotkey's windows may hold (0: no limit): a few full windows.
+    std::size_t max_kept_nonces_per_hotkey = 4 * 320;
   };
 
   explicit memory_nonce_store(options opts);
