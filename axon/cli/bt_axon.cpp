@@ -229,6 +229,13 @@ int main(int argc, char** argv) {
   std::string deny_file, metagraph_file;
   bool allow_non_registered = false, force_validator_permit = false, insecure = false;
   bool test_routes = false;
+  // The replay store (bt::memory_nonce_store; docs/axon.md "Nonces").
+  const bt::memory_nonce_store::options nonce_defaults;
+  std::string nonce_rule_name = "window";
+  std::size_t nonce_window = nonce_defaults.window;
+  std::size_t nonce_max_records = nonce_defaults.max_entries;
+  std::size_t nonce_max_per_hotkey = nonce_defaults.max_entries_per_hotkey;
+  std::size_t nonce_max_kept = nonce_defaults.max_kept_nonces;
   int stream_delay_ms = 0;
   const bt::axon_options defaults;
   std::size_t io_threads = defaults.io_threads;
@@ -282,6 +289,27 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--axon.max_body_bytes", max_body_bytes, "Request body; larger: 413")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--axon.nonce_rule", nonce_rule_name,
+                 "Replay rule per (hotkey, uuid): window (reordering tolerated), "
+                 "strictly_increasing (Python's), unique")
+      ->check(CLI::IsMember({"window", "strictly_increasing", "unique"}))
+      ->capture_default_str();
+  app.add_option("--axon.nonce_window", nonce_window,
+                 "window rule: nonces kept per caller endpoint (reordering tolerated)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16))
+      ->capture_default_str();
+  app.add_option("--axon.nonce_max_records", nonce_max_records,
+                 "Replay records in all; full: new callers get 503 until records expire")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28))
+      ->capture_default_str();
+  app.add_option("--axon.nonce_max_records_per_hotkey", nonce_max_per_hotkey,
+                 "Replay records one hotkey may hold (0: no quota); beyond: 503 for it")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 28))
+      ->capture_default_str();
+  app.add_option("--axon.nonce_max_kept", nonce_max_kept,
+                 "window rule: nonces (8 bytes each) all windows together may hold")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
       ->capture_default_str();
   app.add_option("--axon.max_connections", max_connections,
                  "Open connections; beyond: accepted and closed at once")
@@ -384,6 +412,17 @@ int main(int argc, char** argv) {
     o.body_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(body_timeout_s * 1000));
     o.body_min_rate = body_min_rate;
     o.insecure_skip_verification = insecure;
+    {
+      bt::memory_nonce_store::options n = nonce_defaults;
+      n.rule = nonce_rule_name == "unique"                ? bt::nonce_rule::unique
+               : nonce_rule_name == "strictly_increasing" ? bt::nonce_rule::strictly_increasing
+                                                          : bt::nonce_rule::window;
+      n.window = nonce_window;
+      n.max_entries = nonce_max_records;
+      n.max_entries_per_hotkey = nonce_max_per_hotkey;
+      n.max_kept_nonces = nonce_max_kept;
+      o.nonces = std::make_shared<bt::memory_nonce_store>(n);
+    }
     o.logger = log;
     raise_fd_limit(o.max_connections, *log);
 
