@@ -388,6 +388,10 @@ class body_reader {
         return syntax("expected ',' or '}'");
       }
     }
+    if (const auto k = other_keys.repeated()) {  // among many ignored keys
+      sc_.duplicate_key(*k);
+      return sc_.take_error();
+    }
     sc_.skip_ws();
     if (!sc_.at_end()) return syntax("trailing characters after the JSON value");
     if (semantic_) return std::move(semantic_);
@@ -484,6 +488,7 @@ class body_reader {
         return sc_.syntax_error("expected ',' or '}'");
       }
     }
+    if (const auto k = other_keys.repeated()) return sc_.duplicate_key(*k);  // among many
     if (!semantic_) out = std::move(t);
     return true;
   }

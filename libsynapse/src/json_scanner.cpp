@@ -11,8 +11,6 @@
 namespace bt::detail {
 namespace {
 
-constexpr std::size_t small_key_set = 16;
-
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -42,16 +40,12 @@ constexpr auto plain_table = [] {
 
 }  // namespace
 
-bool json_key_set::insert(std::string_view key) {
-  if (big_) return big_->insert(key).second;
-  for (auto k : small_)
-    if (k == key) return false;
-  small_.push_back(key);
-  if (small_.size() > small_key_set) {
-    big_ = std::make_unique<std::set<std::string_view>>(small_.begin(), small_.end());
-    small_.clear();
-  }
-  return true;
+std::optional<std::string_view> json_key_set::repeated() {
+  if (keys_.size() <= small) return std::nullopt;  // checked key by key already
+  std::sort(keys_.begin(), keys_.end());
+  const auto it = std::adjacent_find(keys_.begin(), keys_.end());
+  if (it == keys_.end()) return std::nullopt;
+  return *it;
 }
 
 bool json_scanner::duplicate_key(std::string_view key) {
@@ -278,6 +272,7 @@ bool json_scanner::parse_value(json& out, std::size_t depth) {
         skip_ws();
         if (consume(',')) continue;
         if (consume('}')) {
+          if (!keys_unique(depth)) return false;
           close_keys(mark);
           return true;
         }
@@ -351,6 +346,7 @@ bool json_scanner::skip_value(std::size_t depth) {
         skip_ws();
         if (consume(',')) continue;
         if (consume('}')) {
+          if (!keys_unique(depth)) return false;
           close_keys(mark);
           return true;
         }

@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
-#include <set>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,21 +26,30 @@
 namespace bt::detail {
 
 /// Set of the keys of one JSON object, for duplicate detection. Keys are views into the input
-/// (or into owned copies for keys that contained escapes); small objects are scanned linearly,
-/// large ones use a tree so that parsing stays n log n.
+/// (or into owned copies for keys that contained escapes). Small objects are checked as each
+/// key arrives (a linear scan); past `small` keys, keys are only collected, 16 bytes each, and
+/// checked once the object closes (repeated(): sort, then compare neighbours), so that a huge
+/// object costs n log n time and no more than a small multiple of its own size in memory.
 class json_key_set {
  public:
-  /// False when the key was already present.
-  bool insert(std::string_view key);
-  /// Empties the set for the next object, keeping the small set's capacity.
-  void clear() noexcept {
-    small_.clear();
-    big_.reset();
+  static constexpr std::size_t small = 16;
+  /// False when the key is known to be a repeat now; a repeat among many keys may only be found
+  /// by repeated().
+  bool insert(std::string_view key) {
+    if (keys_.size() < small) {
+      for (auto k : keys_)
+        if (k == key) return false;
+    }
+    keys_.push_back(key);
+    return true;
   }
+  /// At the object's end: a key that occurs twice, or an empty optional.
+  std::optional<std::string_view> repeated();
+  /// Empties the set for the next object, keeping its capacity.
+  void clear() noexcept { keys_.clear(); }
 
  private:
-  std::vector<std::string_view> small_;
-  std::unique_ptr<std::set<std::string_view>> big_;
+  std::vector<std::string_view> keys_;
 };
 
 class json_scanner {
@@ -84,6 +93,8 @@ class json_scanner {
   bool syntax_error(std::string why);
   /// Records an error with its own code and detail (the first error wins); returns false.
   bool fail(errc code, std::string detail);
+  /// Records a duplicate-key error naming `key`; returns false.
+  bool duplicate_key(std::string_view key);
   bool failed() const noexcept { return static_cast<bool>(err_); }
   error take_error() { return std::move(err_); }
   /// Byte offset of the next character.
@@ -114,7 +125,11 @@ class json_scanner {
   bool unique_key(std::size_t depth, std::string_view key) {
     return key_sets_[depth].insert(key) || duplicate_key(key);
   }
-  bool duplicate_key(std::string_view key);
+  /// At the end of the object at `depth`: fails if a key repeated among many.
+  bool keys_unique(std::size_t depth) {
+    const auto k = key_sets_[depth].repeated();
+    return !k || duplicate_key(*k);
+  }
 
   const char* begin_;
   const char* p_;

@@ -357,7 +357,7 @@ TEST_CASE("body reading: duplicate keys are refused at every depth (D22)", "[jso
     std::string body;
     std::string key;
   };
-  const std::vector<dup_case> cases = {
+  std::vector<dup_case> cases = {
       // A declared dict-typed field and a declared bt::json field.
       {R"({"weights": {"a": 1, "b": 2, "a": 3}})", "a"},
       {R"({"extra": {"x": [1, {"y": 1, "y": 2}]}})", "y"},
@@ -380,6 +380,14 @@ TEST_CASE("body reading: duplicate keys are refused at every depth (D22)", "[jso
        }(),
        "k0"},
   };
+  // Many ignored keys at the top level and in a TerminalInfo block, repeating the first last.
+  std::string many_top = "{", many_terminal = R"({"axon": {)";
+  for (int i = 0; i < 40; ++i) {
+    many_top += "\"u" + std::to_string(i) + "\": 0, ";
+    many_terminal += "\"u" + std::to_string(i) + "\": 0, ";
+  }
+  cases.push_back({many_top + R"("u0": 1})", "u0"});
+  cases.push_back({many_terminal + R"("u0": 1}})", "u0"});
   for (const auto& c : cases) {
     INFO(c.body.substr(0, 120));
     weighted w;
