@@ -136,7 +136,7 @@ void log_access(const connection& c, std::string_view name, std::string_view hot
                 std::string_view message, double seconds) {
   auto& log = *c.core_.log;
   if (!log.should_log(spdlog::level::debug)) return;
-  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", c.body_.size(), name,
+  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", c.body_bytes_, name,
             hotkey, c.peer_ip_, c.peer_port_, status, message, seconds * 1e6);
 }
 
@@ -343,6 +343,7 @@ task<bool> serve_request(connection& c, request_parser& p) {
   const bool body_pending = !p.is_done();
   const bool client_keep_alive = p.keep_alive();
   c.verified_ = false;
+  c.body_bytes_ = 0;
   // Every answer given before the body was read closes the connection: an unread body would
   // otherwise have to be drained without bound, and a request refused on its head says nothing
   // good about what else the client has pipelined.
@@ -604,8 +605,13 @@ task<bool> serve_request(connection& c, request_parser& p) {
   // ---- 8. body synapse and its hash ----
   job->body = r->spec.make();
   synapse& s = *job->body;
-  if (const error e = read_json_body(*r->spec.type, c.body_, s)) {
-    rej = {400, "Malformed body: " + e.message(), !client_keep_alive};
+  c.body_bytes_ = c.body_.size();
+  const error parsed = read_json_body(*r->spec.type, c.body_, s);
+  // A large body's bytes are not needed once parsed: freeing them now means a running handler
+  // costs its synapse, not also the raw body (the connection keeps small buffers for reuse).
+  if (c.body_.capacity() > connection::keep_body_bytes) std::string().swap(c.body_);
+  if (parsed) {
+    rej = {400, "Malformed body: " + parsed.message(), !client_keep_alive};
     co_return co_await answer(c, rej, r, &h, t0);
   }
   // D5: the handler must not see a body that claims another caller than the signed headers

@@ -33,7 +33,6 @@ namespace {
 // After a keep-alive request, buffers that grew for a large message are released so that idle
 // connections stay small (the 10,000-connection memory goal).
 constexpr std::size_t keep_buffer_bytes = 64 * 1024;
-constexpr std::size_t keep_body_bytes = 1024 * 1024;
 // Closing with unread input makes the kernel send RST, which can destroy the answer before the
 // client reads it; so after rejecting a request whose body was not read, the axon reads and
 // discards a little for a short while before closing ("lingering close"), bounded both ways.

@@ -71,6 +71,10 @@ class connection : public std::enable_shared_from_this<connection> {
   bool aborted_ = false;         // the drain deadline passed
   bool linger_ = false;          // unread input may remain: drain briefly before closing
   bool verified_ = false;        // the current request passed verification (D29: sign only then)
+  std::size_t body_bytes_ = 0;   // the current request's body size (body_ may be freed early)
+
+  /// Buffers larger than this are freed once used rather than kept for the next request.
+  static constexpr std::size_t keep_body_bytes = 1024 * 1024;
   std::list<std::weak_ptr<connection>>::iterator registry_pos_;
   bool registered_ = false;
 

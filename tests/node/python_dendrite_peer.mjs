@@ -330,24 +330,31 @@ try {
   {
     const other = buildRequest({ ...base, axonHotkey: ss58(alice), name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: aliceUuid });
     const { res } = await expectError('signed for another axon', 'Dummy', other, 401, /^Not Verified with error: Signature mismatch with /);
-    // 5.13: error answers are signed by the axon over {nonce}.{dendrite hotkey}.{axon hotkey as sent}.{uuid}.
+    // D29: a request that failed verification gets no axon signature (5.13's signature over
+    // claimed hotkeys would make the axon a signing oracle).
     const h = res.headers;
-    const msg = `${h.bt_header_axon_nonce}.${ss58(alice)}.${ss58(alice)}.${h.bt_header_axon_uuid}`;
-    check(typeof h.bt_header_axon_signature === 'string' && sr25519Verify(stringToU8a(msg), h.bt_header_axon_signature, decodeAddress(ss58(bob))),
-      'axon signature on the error verifies with //Bob');
+    check(h.bt_header_axon_signature === undefined, 'no axon signature on an unverified request\'s error');
     check(h.bt_header_dendrite_ip === '127.0.0.1' && isPyInt(h.bt_header_dendrite_port ?? ''), 'error headers carry the observed peer address');
   }
   {
     const req = buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 3 }, keypair: alice, uuid: aliceUuid });
     check((await send(port, req)).status === 200, 'replay: first copy 200');
-    await expectError('replay', 'Dummy', req, 401, 'Not Verified with error: Nonce is too old, a newer one was last processed');
+    await expectError('replay', 'Dummy', req, 401, 'Not Verified with error: Nonce was already used');
   }
   await expectError('too old', 'Dummy',
     buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: alice, uuid: uuid1Like(), nonce: BigInt(Date.now() - 60_000) * 1_000_000n }),
     401, /^Not Verified with error: Nonce is too old: acceptable delta is 16\.00 seconds but request was 6\d\.\d\d seconds old$/);
-  await expectError('deny list', 'Dummy',
-    buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: eve, uuid: uuid1Like() }),
-    403, 'Forbidden. Key is blacklisted: Blacklisted hotkey.');
+  {
+    const { res } = await expectError('deny list', 'Dummy',
+      buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: eve, uuid: uuid1Like() }),
+      403, 'Forbidden. Key is blacklisted: Blacklisted hotkey.');
+    // 5.13: a verified request's error answer is signed by the axon over
+    // {axon nonce}.{verified dendrite hotkey}.{the axon's own hotkey}.{axon uuid}.
+    const h = res.headers;
+    const msg = `${h.bt_header_axon_nonce}.${ss58(eve)}.${ss58(bob)}.${h.bt_header_axon_uuid}`;
+    check(typeof h.bt_header_axon_signature === 'string' && sr25519Verify(stringToU8a(msg), h.bt_header_axon_signature, decodeAddress(ss58(bob))),
+      'axon signature on a verified request\'s error verifies with //Bob');
+  }
   await expectError('no validator permit', 'Dummy',
     buildRequest({ ...base, name: 'Dummy', values: { dummy_input: 1 }, keypair: dave, uuid: uuid1Like() }),
     403, 'Forbidden. Key is blacklisted: Non-validator hotkey.');
