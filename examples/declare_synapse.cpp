@@ -106,7 +106,8 @@ int main() {
   // The same kind of type, known only at run time.
   bt::error err;
   auto type = bt::make_dynamic_descriptor(
-      "Echo", {{"prompt", bt::required}, {"completion", bt::field_kind::optional}}, {"prompt", "completion"}, err);
+      "Echo", {{"prompt", bt::required}, {"completion", bt::field_kind::optional}},
+      {"prompt", "completion"}, err);
   if (err) {
     std::cerr << err.message() << "\n";
     return 1;
@@ -135,7 +136,8 @@ int main() {
 
   // A malformed header is an error naming the header, never a silent default.
   example::dummy bad;
-  const std::vector<std::pair<std::string, std::string>> wire = {{"bt_header_dendrite_nonce", "12abc"}};
+  const std::vector<std::pair<std::string, std::string>> wire = {
+      {"bt_header_dendrite_nonce", "12abc"}};
   std::cout << "malformed: " << bt::from_headers(wire, bad).message() << "\n";
   return 0;
 }

@@ -86,15 +86,22 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
         return argv[++i];
       };
-      if (a == "--axon") axons.push_back(parse_axon(value()));
-      else if (a == "--uri") uri = value();
-      else if (a == "--steps") steps = std::stoi(value());
-      else if (a == "--timeout") timeout = std::stod(value());
-      else throw std::invalid_argument("unknown argument " + a);
+      if (a == "--axon")
+        axons.push_back(parse_axon(value()));
+      else if (a == "--uri")
+        uri = value();
+      else if (a == "--steps")
+        steps = std::stoi(value());
+      else if (a == "--timeout")
+        timeout = std::stod(value());
+      else
+        throw std::invalid_argument("unknown argument " + a);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "validator: %s\nusage: %s [--axon IP:PORT:HOTKEY]... [--uri URI] "
-                 "[--steps N] [--timeout SECONDS]\n", e.what(), argv[0]);
+    std::fprintf(stderr,
+                 "validator: %s\nusage: %s [--axon IP:PORT:HOTKEY]... [--uri URI] "
+                 "[--steps N] [--timeout SECONDS]\n",
+                 e.what(), argv[0]);
     return 2;
   }
 
@@ -126,14 +133,15 @@ int main(int argc, char** argv) {
       const double s = score(q, r, timeout);
       scores[uid].moving = 0.9 * scores[uid].moving + 0.1 * s;
       const std::string endpoint = axons[uid].ip + ":" + std::to_string(axons[uid].port);
-      const std::string status = r.dendrite.status_code ? std::to_string(*r.dendrite.status_code) : "None";
+      const std::string status =
+          r.dendrite.status_code ? std::to_string(*r.dendrite.status_code) : "None";
       char latency[32] = "-";
-      if (r.dendrite.process_time) std::snprintf(latency, sizeof latency, "%.3f", *r.dendrite.process_time * 1e3);
+      if (r.dendrite.process_time)
+        std::snprintf(latency, sizeof latency, "%.3f", *r.dendrite.process_time * 1e3);
       std::printf("%-4zu %-22s %-10s %-6s %-12s %-8s %-7.3f %-7.3f\n", uid, endpoint.c_str(),
                   axons[uid].hotkey.substr(0, 8).c_str(), status.c_str(), latency,
                   r.dummy_output == q.dummy_input * 2 ? "yes" : "no", s, scores[uid].moving);
-      if (!r.is_success())
-        std::printf("     %s\n", r.dendrite.status_message.value_or("").c_str());
+      if (!r.is_success()) std::printf("     %s\n", r.dendrite.status_message.value_or("").c_str());
     }
   }
   for (auto& m : demo) m->stop();

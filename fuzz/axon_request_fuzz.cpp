@@ -70,8 +70,8 @@ struct accept_all_nonces final : bt::nonce_store {
 
 std::shared_ptr<const bt::synapse_descriptor> make_hashed_type() {
   bt::error err;
-  auto d = bt::make_dynamic_descriptor("Hashed", {{"a", bt::required}, {"b", bt::field_kind::optional}},
-                                       {"a"}, err);
+  auto d = bt::make_dynamic_descriptor(
+      "Hashed", {{"a", bt::required}, {"b", bt::field_kind::optional}}, {"a"}, err);
   if (!d) bt::fuzz::invariant_failed("Hashed descriptor", __FILE__, __LINE__);
   return d;
 }
@@ -92,7 +92,8 @@ struct fixture {
     o.header_timeout = std::chrono::milliseconds(2000);
     o.idle_timeout = std::chrono::milliseconds(2000);
     o.max_body_bytes = 1 << 20;
-    ax = std::make_unique<bt::axon>(bt::keypair::from_seed(std::array<std::uint8_t, 32>{9, 8, 7}), o);
+    ax = std::make_unique<bt::axon>(bt::keypair::from_seed(std::array<std::uint8_t, 32>{9, 8, 7}),
+                                    o);
     ax->attach<bt::examples::dummy>([](bt::examples::dummy& s) { s.dummy_output = s.dummy_input; });
     ax->attach(hashed, [](bt::dynamic_synapse& s) {
       if (auto* b = s.get("b")) *b = *s.get("a");
@@ -118,7 +119,8 @@ fixture& fx() {
 }
 
 void replace_all(std::string& s, std::string_view token, std::string_view value) {
-  for (std::size_t pos = s.find(token); pos != std::string::npos; pos = s.find(token, pos + value.size()))
+  for (std::size_t pos = s.find(token); pos != std::string::npos;
+       pos = s.find(token, pos + value.size()))
     s.replace(pos, token.size(), value);
 }
 
@@ -138,8 +140,7 @@ std::string header_value(std::string_view head, std::string_view name) {
     const auto colon = line.find(':');
     if (colon != name.size()) continue;
     bool same = true;
-    for (std::size_t i = 0; i < colon && same; ++i)
-      same = (line[i] | 0x20) == (name[i] | 0x20);
+    for (std::size_t i = 0; i < colon && same; ++i) same = (line[i] | 0x20) == (name[i] | 0x20);
     if (!same) continue;
     std::string_view v = line.substr(colon + 1);
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
@@ -153,7 +154,8 @@ std::string body_hash_for(fixture& f, std::string_view request_line, std::string
   const auto sp1 = request_line.find(' ');
   if (sp1 == std::string_view::npos) return {};
   const auto sp2 = request_line.find(' ', sp1 + 1);
-  const std::string_view path = request_line.substr(sp1 + 1, sp2 == std::string_view::npos ? std::string_view::npos : sp2 - sp1 - 1);
+  const std::string_view path = request_line.substr(
+      sp1 + 1, sp2 == std::string_view::npos ? std::string_view::npos : sp2 - sp1 - 1);
   if (path == "/Dummy") {
     bt::examples::dummy s;
     if (bt::from_json_body(body, s)) return {};
@@ -180,7 +182,8 @@ std::string prepare_one(fixture& f, std::string req) {
   if (req.find("@HASH@") != std::string::npos) {
     const std::size_t he = head_end(req);
     const std::string_view whole(req);
-    const std::string hash = body_hash_for(f, whole.substr(0, whole.find("\r\n")), whole.substr(he));
+    const std::string hash =
+        body_hash_for(f, whole.substr(0, whole.find("\r\n")), whole.substr(he));
     replace_all(req, "@HASH@", hash);
   }
   if (req.find("@SIG@") != std::string::npos) {
@@ -201,7 +204,8 @@ std::string prepare_one(fixture& f, std::string req) {
     const std::string body = req.substr(he);
     req.resize(he);
     const std::size_t mid = body.size() / 2;
-    for (const std::string_view part : {std::string_view(body).substr(0, mid), std::string_view(body).substr(mid)}) {
+    for (const std::string_view part :
+         {std::string_view(body).substr(0, mid), std::string_view(body).substr(mid)}) {
       if (part.empty()) continue;
       char size_line[24];
       std::snprintf(size_line, sizeof size_line, "%zx\r\n", part.size());
@@ -267,7 +271,8 @@ std::string exchange(std::uint16_t port, const std::string& req) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      bt::fuzz::invariant_failed("the axon neither answered nor closed within 10 s", __FILE__, __LINE__);
+      bt::fuzz::invariant_failed("the axon neither answered nor closed within 10 s", __FILE__,
+                                 __LINE__);
     break;  // EOF or reset
   }
   ::close(fd);

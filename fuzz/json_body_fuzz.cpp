@@ -52,8 +52,16 @@ struct refusal_finder {
     if (!keys.back().insert(k).second) duplicate = true;
     return true;
   }
-  bool end_object() { --depth; keys.pop_back(); return true; }
-  bool end_array() { --depth; keys.pop_back(); return true; }
+  bool end_object() {
+    --depth;
+    keys.pop_back();
+    return true;
+  }
+  bool end_array() {
+    --depth;
+    keys.pop_back();
+    return true;
+  }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
     return false;
   }
@@ -63,7 +71,8 @@ const std::shared_ptr<const bt::synapse_descriptor>& dynamic_type() {
   static const auto type = [] {
     bt::error err;
     auto d = bt::make_dynamic_descriptor(
-        "Dyn", {{"a", bt::required}, {"b", bt::field_kind::optional}, {"c", bt::field_kind::optional}},
+        "Dyn",
+        {{"a", bt::required}, {"b", bt::field_kind::optional}, {"c", bt::field_kind::optional}},
         {"a", "c"}, err);
     if (!d) bt::fuzz::invariant_failed("dynamic descriptor", __FILE__, __LINE__);
     return d;
@@ -105,7 +114,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool has_nul = text.find('\0') != std::string_view::npos;
   const bool nlohmann_ok =
       !has_nul && bt::json::sax_parse(text, &finder, bt::json::input_format_t::json, true);
-  const bool expect_ours = nlohmann_ok && !finder.too_deep && !finder.duplicate && !finder.big_integer;
+  const bool expect_ours =
+      nlohmann_ok && !finder.too_deep && !finder.duplicate && !finder.big_integer;
   if (static_cast<bool>(!err) != expect_ours) {
     std::fprintf(stderr, "ours: %s; nlohmann: %d deep=%d dup=%d big=%d\n",
                  err ? err.message().c_str() : "accepted", nlohmann_ok, finder.too_deep,

@@ -24,7 +24,8 @@ namespace {
 const bt::keyfile_key& fixed_key() {
   static const bt::keyfile_key key = [] {
     bt::keyfile_key k;
-    for (std::size_t i = 0; i < k.bytes.size(); ++i) k.bytes[i] = static_cast<std::uint8_t>(0x42 + i);
+    for (std::size_t i = 0; i < k.bytes.size(); ++i)
+      k.bytes[i] = static_cast<std::uint8_t>(0x42 + i);
     return k;
   }();
   return key;
@@ -35,7 +36,8 @@ void check_keypair(const bt::keypair& kp) {
   bt::error err;
   const auto back = bt::deserialize_keyfile(full, err, kp.type());
   sodium_memzero(full.data(), full.size());
-  BT_FUZZ_CHECK(back && back->public_key() == kp.public_key() && back->ss58_address() == kp.ss58_address());
+  BT_FUZZ_CHECK(back && back->public_key() == kp.public_key() &&
+                back->ss58_address() == kp.ss58_address());
   BT_FUZZ_CHECK(back->has_secret() == kp.has_secret());
 
   const std::string pub = bt::serialize_public_keyfile(kp);
@@ -60,8 +62,10 @@ void parse_plain(std::string_view text) {
     bt::error err;
     const auto kp = bt::deserialize_keyfile(text, err, type);
     BT_FUZZ_CHECK(kp.has_value() == !err);
-    if (kp) check_keypair(*kp);
-    else check_error(err);
+    if (kp)
+      check_keypair(*kp);
+    else
+      check_error(err);
   }
 }
 
@@ -94,7 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto plain = bt::decrypt_keyfile_data(bytes, fixed_key(), derr);
     BT_FUZZ_CHECK(plain.has_value() == !derr);
     if (!sealed.empty()) {  // we sealed it ourselves: it must open to the original
-      BT_FUZZ_CHECK(plain && *plain == bt::fuzz::as_text(data + enc_prefix.size(), size - enc_prefix.size()));
+      BT_FUZZ_CHECK(
+          plain && *plain == bt::fuzz::as_text(data + enc_prefix.size(), size - enc_prefix.size()));
     }
     if (plain) {
       parse_plain(*plain);

@@ -33,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     BT_FUZZ_CHECK(again && std::ranges::equal(again->bytes(), entropy->bytes()));
   } else {
     using bt::errc;
-    BT_FUZZ_CHECK(err.code == errc::mnemonic_word_count || err.code == errc::mnemonic_unknown_word ||
-                  err.code == errc::mnemonic_checksum);
+    BT_FUZZ_CHECK(err.code == errc::mnemonic_word_count ||
+                  err.code == errc::mnemonic_unknown_word || err.code == errc::mnemonic_checksum);
     BT_FUZZ_CHECK(err.code == err2.code);
   }
 
@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string phrase = bt::entropy_to_mnemonic({data, size});
     bt::error err4;
     const auto back = bt::mnemonic_to_entropy(phrase, err4);
-    BT_FUZZ_CHECK(back && std::ranges::equal(back->bytes(), std::span<const std::uint8_t>(data, size)));
+    BT_FUZZ_CHECK(back &&
+                  std::ranges::equal(back->bytes(), std::span<const std::uint8_t>(data, size)));
   }
   return 0;
 }

@@ -30,22 +30,25 @@ std::size_t serialized_size(const Message& m) {
   return os.str().size();
 }
 
-asio::awaitable<void> serve_one(tcp::socket socket, const http::response<http::string_body>& response) {
+asio::awaitable<void> serve_one(tcp::socket socket,
+                                const http::response<http::string_body>& response) {
   socket.set_option(tcp::no_delay(true));
   beast::flat_buffer buffer;
   for (;;) {
     // A fresh parser per request, without Beast's default 1 MiB body limit (payload runs).
     http::request_parser<http::string_body> parser;
     parser.body_limit(boost::none);
-    auto [ec, n] = co_await http::async_read(socket, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] =
+        co_await http::async_read(socket, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;  // client closed: the run is over
-    auto [wec, wn] = co_await http::async_write(socket, response,
-                                                asio::as_tuple(asio::use_awaitable));
+    auto [wec, wn] =
+        co_await http::async_write(socket, response, asio::as_tuple(asio::use_awaitable));
     if (wec) co_return;
   }
 }
 
-asio::awaitable<void> accept_one(tcp::acceptor& acceptor, const http::response<http::string_body>& response) {
+asio::awaitable<void> accept_one(tcp::acceptor& acceptor,
+                                 const http::response<http::string_body>& response) {
   auto socket = co_await acceptor.async_accept(asio::use_awaitable);
   co_await serve_one(std::move(socket), response);
 }
@@ -91,7 +94,8 @@ bare_echo_result run_bare_echo(const http_exchange& ex, std::size_t count, std::
       res.body_limit(boost::none);
       http::read(socket, buffer, res);
       const auto t1 = std::chrono::steady_clock::now();
-      if (i >= warmup) result.rtt_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (i >= warmup)
+        result.rtt_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     socket.shutdown(tcp::socket::shutdown_both);
     socket.close();

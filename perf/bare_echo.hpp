@@ -15,22 +15,24 @@ namespace bt::perf {
 /// answers, byte for byte the same on every round trip.
 struct http_exchange {
   std::string target = "/Synapse";
-  std::vector<std::pair<std::string, std::string>> request_headers;  ///< besides Host/Content-Length
+  std::vector<std::pair<std::string, std::string>>
+      request_headers;  ///< besides Host/Content-Length
   std::string request_body;
   std::vector<std::pair<std::string, std::string>> response_headers;  ///< besides Content-Length
   std::string response_body;
 };
 
 struct bare_echo_result {
-  std::vector<double> rtt_us;        ///< one per measured round trip
-  std::size_t request_bytes = 0;     ///< serialized request: start line, headers, body
-  std::size_t response_bytes = 0;    ///< serialized response
+  std::vector<double> rtt_us;      ///< one per measured round trip
+  std::size_t request_bytes = 0;   ///< serialized request: start line, headers, body
+  std::size_t response_bytes = 0;  ///< serialized response
 };
 
 /// Runs a Beast coroutine server on 127.0.0.1 (port 0, one I/O thread of its own) that answers
 /// every request on a keep-alive connection with the prebuilt response, and a blocking Beast
 /// client on the calling thread doing `warmup` untimed then `count` timed round trips on one
 /// connection. TCP_NODELAY is set on both ends. Throws std::system_error on a socket failure.
-bare_echo_result run_bare_echo(const http_exchange& ex, std::size_t count, std::size_t warmup = 200);
+bare_echo_result run_bare_echo(const http_exchange& ex, std::size_t count,
+                               std::size_t warmup = 200);
 
 }  // namespace bt::perf

@@ -1,6 +1,7 @@
 // bt-ping: the ping benchmark (issue 6). The original Bittensor measurement, in C++:
 //
-//   for each query i: response = dendrite.call(target_axon=axon.info(), synapse=Synapse(), timeout=5)
+//   for each query i: response = dendrite.call(target_axon=axon.info(), synapse=Synapse(),
+//   timeout=5)
 //                     times.append(response.dendrite.process_time)
 //   print count, average, standard deviation
 //
@@ -23,13 +24,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <unistd.h>
 
 using namespace bt::perf;
 
@@ -87,7 +88,8 @@ int run(const ping_config& cfg) {
     bt::json extra = bt::json::object();
     extra["mode"] = mode_name(cfg);
     extra["payload_bytes"] = cfg.payload;
-    std::ofstream(cfg.json_file) << to_json(result, s, base ? &*base : nullptr, extra).dump(2) << "\n";
+    std::ofstream(cfg.json_file) << to_json(result, s, base ? &*base : nullptr, extra).dump(2)
+                                 << "\n";
   }
   if (!cfg.histogram_file.empty()) {
     std::ofstream(cfg.histogram_file) << histogram_svg(result.latency_us, histogram_title(cfg, s));
@@ -101,50 +103,72 @@ int run(const ping_config& cfg) {
 
 int main(int argc, char** argv) {
   ping_config cfg;
-  CLI::App app{"bt-ping: the Bittensor ping benchmark (sequential dendrite calls of the base Synapse)"};
-  app.add_option("--count", cfg.count, "Number of queries (default 10000)")->check(CLI::PositiveNumber);
-  app.add_option("--target", cfg.target, "A running axon, IP:PORT:HOTKEY (default: an axon in this process)");
-  app.add_flag("--cross-process", cfg.cross_process, "Spawn bt-axon as a separate process and ping it");
-  app.add_option("--axon-binary", cfg.axon_binary, "bt-axon to spawn (default: the one built with bt-ping)");
+  CLI::App app{
+      "bt-ping: the Bittensor ping benchmark (sequential dendrite calls of the base Synapse)"};
+  app.add_option("--count", cfg.count, "Number of queries (default 10000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--target", cfg.target,
+                 "A running axon, IP:PORT:HOTKEY (default: an axon in this process)");
+  app.add_flag("--cross-process", cfg.cross_process,
+               "Spawn bt-axon as a separate process and ping it");
+  app.add_option("--axon-binary", cfg.axon_binary,
+                 "bt-axon to spawn (default: the one built with bt-ping)");
   app.add_option("--uri", cfg.uri, "Secret URI of the dendrite's hotkey (default //Alice)");
-  app.add_option("--wallet.path", cfg.wallet_path, "Sign with this wallet's hotkey instead of --uri");
-  app.add_option("--wallet.name", cfg.wallet_name, "Wallet name (with --wallet.path; default BT_WALLET_NAME or default)");
-  app.add_option("--wallet.hotkey", cfg.wallet_hotkey, "Hotkey name (default BT_WALLET_HOTKEY or default)");
-  app.add_option("--axon-uri", cfg.axon_uri, "Secret URI of a spawned or in-process axon's hotkey (default //Bob)");
+  app.add_option("--wallet.path", cfg.wallet_path,
+                 "Sign with this wallet's hotkey instead of --uri");
+  app.add_option("--wallet.name", cfg.wallet_name,
+                 "Wallet name (with --wallet.path; default BT_WALLET_NAME or default)");
+  app.add_option("--wallet.hotkey", cfg.wallet_hotkey,
+                 "Hotkey name (default BT_WALLET_HOTKEY or default)");
+  app.add_option("--axon-uri", cfg.axon_uri,
+                 "Secret URI of a spawned or in-process axon's hotkey (default //Bob)");
   app.add_option("--timeout", cfg.timeout, "Per-call timeout in seconds (default 5)");
-  app.add_option("--warmup", cfg.warmup, "Untimed calls before the measurement (default 0, as the original)");
-  app.add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 1)")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", cfg.warmup,
+                 "Untimed calls before the measurement (default 0, as the original)");
+  app.add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 1)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--payload", cfg.payload,
-                 "Send a synapse with a required, hashed string field of this many bytes (in-process axon only)");
-  app.add_flag("--no-crypto", cfg.no_crypto,
-               "Axon verification and dendrite signing off (loopback only): framework overhead alone");
-  app.add_flag("--baseline", cfg.baseline, "Also measure the floor: bare Beast round trip, sign, verify");
+                 "Send a synapse with a required, hashed string field of this many bytes "
+                 "(in-process axon only)");
+  app.add_flag(
+      "--no-crypto", cfg.no_crypto,
+      "Axon verification and dendrite signing off (loopback only): framework overhead alone");
+  app.add_flag("--baseline", cfg.baseline,
+               "Also measure the floor: bare Beast round trip, sign, verify");
   app.add_option("--json", cfg.json_file, "Write the figures as JSON to this file");
   app.add_option("--histogram", cfg.histogram_file, "Write a latency histogram (SVG) to this file");
   app.add_flag("--verbose", cfg.verbose, "One line per query");
-  app.add_option("--axon-cpu", cfg.axon_cpu_seconds,
-                 "Axon CPU mode: drive a spawned bt-axon at --concurrency for this many seconds and "
-                 "report its CPU time (user+sys) per request");
+  app.add_option(
+      "--axon-cpu", cfg.axon_cpu_seconds,
+      "Axon CPU mode: drive a spawned bt-axon at --concurrency for this many seconds and "
+      "report its CPU time (user+sys) per request");
   app.add_flag("--memory", cfg.memory,
-               "Memory mode: RSS of a spawned bt-axon idle and with --connections idle keep-alive connections");
-  app.add_option("--connections", cfg.connections, "Idle keep-alive connections for --memory (default 10000)");
-  app.add_option("--axon-threads", cfg.axon_threads, "I/O threads of an in-process axon (default 2)");
-  app.add_option("--dendrite-threads", cfg.dendrite_threads, "I/O threads of the dendrite (default 1)");
+               "Memory mode: RSS of a spawned bt-axon idle and with --connections idle keep-alive "
+               "connections");
+  app.add_option("--connections", cfg.connections,
+                 "Idle keep-alive connections for --memory (default 10000)");
+  app.add_option("--axon-threads", cfg.axon_threads,
+                 "I/O threads of an in-process axon (default 2)");
+  app.add_option("--dendrite-threads", cfg.dendrite_threads,
+                 "I/O threads of the dendrite (default 1)");
   CLI11_PARSE(app, argc, argv);
 
   if (cfg.axon_cpu_seconds > 0 || cfg.memory) {
     if (!cfg.target.empty()) {
-      std::cerr << "bt-ping: --axon-cpu and --memory measure a bt-axon process they spawn; drop --target\n";
+      std::cerr << "bt-ping: --axon-cpu and --memory measure a bt-axon process they spawn; drop "
+                   "--target\n";
       return 2;
     }
     cfg.cross_process = true;
   }
   if (cfg.payload > 0 && (cfg.cross_process || !cfg.target.empty())) {
-    std::cerr << "bt-ping: --payload needs the Payload route, which only the in-process axon serves\n";
+    std::cerr
+        << "bt-ping: --payload needs the Payload route, which only the in-process axon serves\n";
     return 2;
   }
   if (cfg.no_crypto && !cfg.target.empty() && !is_loopback_target(cfg.target)) {
-    std::cerr << "bt-ping: --no-crypto is refused for a non-loopback target (" << cfg.target << ")\n";
+    std::cerr << "bt-ping: --no-crypto is refused for a non-loopback target (" << cfg.target
+              << ")\n";
     return 2;
   }
   try {

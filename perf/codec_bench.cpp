@@ -3,7 +3,8 @@
 // against a cached encode (the per-class schema cache Python lost, PROTOCOL 2.9).
 //
 //   build/perf/bt-bench --benchmark_filter='codec/'
-//   valgrind --tool=callgrind build/perf/bt-bench --benchmark_filter='codec_ir/'   (see docs/performance.md)
+//   valgrind --tool=callgrind build/perf/bt-bench --benchmark_filter='codec_ir/'   (see
+//   docs/performance.md)
 //
 // Goals (issue 2): base to_headers <= 1 us, base from_headers <= 2 us, 20-field each <= 5 us.
 #include <bt/body_hash.hpp>
@@ -41,16 +42,26 @@ struct wide : bt::synapse {
 
   static bt::synapse_schema<wide> schema() {
     return {.name = "Wide",
-            .fields = {bt::field<&wide::i0>("i0", bt::required), bt::field<&wide::i1>("i1", bt::required),
-                       bt::field<&wide::i2>("i2", bt::required), bt::field<&wide::i3>("i3"),
-                       bt::field<&wide::i4>("i4"), bt::field<&wide::i5>("i5"),
-                       bt::field<&wide::d0>("d0", bt::required), bt::field<&wide::d1>("d1", bt::required),
-                       bt::field<&wide::d2>("d2"), bt::field<&wide::d3>("d3"),
-                       bt::field<&wide::s0>("s0", bt::required), bt::field<&wide::s1>("s1", bt::required),
-                       bt::field<&wide::s2>("s2"), bt::field<&wide::s3>("s3"),
-                       bt::field<&wide::v0>("v0", bt::required), bt::field<&wide::v1>("v1"),
-                       bt::field<&wide::o0>("o0", bt::required), bt::field<&wide::o1>("o1"),
-                       bt::field<&wide::b0>("b0", bt::required), bt::field<&wide::l0>("l0")},
+            .fields = {bt::field<&wide::i0>("i0", bt::required),
+                       bt::field<&wide::i1>("i1", bt::required),
+                       bt::field<&wide::i2>("i2", bt::required),
+                       bt::field<&wide::i3>("i3"),
+                       bt::field<&wide::i4>("i4"),
+                       bt::field<&wide::i5>("i5"),
+                       bt::field<&wide::d0>("d0", bt::required),
+                       bt::field<&wide::d1>("d1", bt::required),
+                       bt::field<&wide::d2>("d2"),
+                       bt::field<&wide::d3>("d3"),
+                       bt::field<&wide::s0>("s0", bt::required),
+                       bt::field<&wide::s1>("s1", bt::required),
+                       bt::field<&wide::s2>("s2"),
+                       bt::field<&wide::s3>("s3"),
+                       bt::field<&wide::v0>("v0", bt::required),
+                       bt::field<&wide::v1>("v1"),
+                       bt::field<&wide::o0>("o0", bt::required),
+                       bt::field<&wide::o1>("o1"),
+                       bt::field<&wide::b0>("b0", bt::required),
+                       bt::field<&wide::l0>("l0")},
             .hash_fields = {"i0", "d0", "s0", "v0"}};
   }
 };
@@ -64,7 +75,8 @@ void fill_request(S& s) {
   s.dendrite.uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a";
   s.dendrite.hotkey = "5Ccpd5yVAaSNdLKK8y2Axrdo8imbyuhXPc6C1zEZypcH78ww";
   s.dendrite.signature =
-      "0xe4cef45a66bc3c7af2122d3365c0efd3425c95a85bbc4e54629cf8a5c9c0be2411c15f40d21da3cc67ee2456b6b80f79fb0eac22f"
+      "0xe4cef45a66bc3c7af2122d3365c0efd3425c95a85bbc4e54629cf8a5c9c0be2411c15f40d21da3cc67ee2456b6"
+      "b80f79fb0eac22f"
       "e1fdde6fa1febf690041480";
   s.axon.ip = "198.51.100.42";
   s.axon.port = 8091;
@@ -159,7 +171,8 @@ void json_read(benchmark::State& state) {
 void descriptor_build(benchmark::State& state) {
   for (auto _ : state) {
     auto schema = wide::schema();
-    bt::synapse_descriptor d(std::string(schema.name), std::move(schema.fields), schema.hash_fields);
+    bt::synapse_descriptor d(std::string(schema.name), std::move(schema.fields),
+                             schema.hash_fields);
     benchmark::DoNotOptimize(&d);
   }
 }
@@ -170,7 +183,8 @@ void encode_fresh_descriptor(benchmark::State& state) {
   bt::header_list h;
   for (auto _ : state) {
     auto schema = wide::schema();
-    bt::synapse_descriptor d(std::string(schema.name), std::move(schema.fields), schema.hash_fields);
+    bt::synapse_descriptor d(std::string(schema.name), std::move(schema.fields),
+                             schema.hash_fields);
     h.items.clear();
     bt::to_headers(d, s, h);
     benchmark::DoNotOptimize(h.items.data());
@@ -202,8 +216,8 @@ void dynamic_to_headers(benchmark::State& state) {
 
 // Each benchmark twice: timed ("codec/...") and with a fixed 1,000 iterations ("codec_ir/...")
 // for callgrind instruction counts, which do not depend on the machine's load.
-#define BT_CODEC_BENCH(fn, name)                \
-  BENCHMARK(fn)->Name("codec/" name);           \
+#define BT_CODEC_BENCH(fn, name)      \
+  BENCHMARK(fn)->Name("codec/" name); \
   BENCHMARK(fn)->Name("codec_ir/" name)->Iterations(1000)
 
 BT_CODEC_BENCH(to_headers_list<bt::synapse>, "to_headers/base");

@@ -78,7 +78,8 @@ void BM_ristretto255_scalarmult(benchmark::State& state) {
   const auto& f = fx();
   std::array<std::uint8_t, 32> out;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(crypto_scalarmult_ristretto255(out.data(), f.scalar.data(), f.point.data()));
+    benchmark::DoNotOptimize(
+        crypto_scalarmult_ristretto255(out.data(), f.scalar.data(), f.point.data()));
     benchmark::ClobberMemory();
   }
 }
@@ -88,7 +89,8 @@ void BM_ristretto255_add(benchmark::State& state) {
   const auto& f = fx();
   std::array<std::uint8_t, 32> out;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(crypto_core_ristretto255_add(out.data(), f.point.data(), f.point2.data()));
+    benchmark::DoNotOptimize(
+        crypto_core_ristretto255_add(out.data(), f.point.data(), f.point2.data()));
     benchmark::ClobberMemory();
   }
 }
@@ -144,16 +146,22 @@ void BM_sr25519_ratios(benchmark::State& state) {
   std::array<std::uint8_t, 32> out;
   for (auto _ : state) {
     auto t0 = clock::now();
-    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(crypto_scalarmult_ristretto255_base(out.data(), f.scalar.data()));
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(crypto_scalarmult_ristretto255_base(out.data(), f.scalar.data()));
     auto t1 = clock::now();
     for (int i = 0; i < batch; ++i)
-      benchmark::DoNotOptimize(crypto_scalarmult_ristretto255(out.data(), f.scalar.data(), f.point.data()));
+      benchmark::DoNotOptimize(
+          crypto_scalarmult_ristretto255(out.data(), f.scalar.data(), f.point.data()));
     auto t2 = clock::now();
-    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(crypto_core_ristretto255_add(out.data(), f.point.data(), f.point2.data()));
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(
+          crypto_core_ristretto255_add(out.data(), f.point.data(), f.point2.data()));
     auto t3 = clock::now();
-    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(bt::sr25519::sign(f.sr, f.sr_pub, msg_bytes()));
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(bt::sr25519::sign(f.sr, f.sr_pub, msg_bytes()));
     auto t4 = clock::now();
-    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(bt::sr25519::verify(f.sr_pub, msg_bytes(), f.sr_sig));
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(bt::sr25519::verify(f.sr_pub, msg_bytes(), f.sr_sig));
     auto t5 = clock::now();
     t_base += t1 - t0;
     t_mul += t2 - t1;
@@ -170,7 +178,8 @@ void BM_sr25519_ratios(benchmark::State& state) {
   state.counters["add_us"] = add / n * 1e6;
   state.counters["sign_us"] = std::chrono::duration<double>(t_sign).count() / n * 1e6;
   state.counters["verify_us"] = std::chrono::duration<double>(t_verify).count() / n * 1e6;
-  state.counters["sign_over_base"] = std::chrono::duration<double>(t_sign).count() / base;  // goal <= 1.3
+  state.counters["sign_over_base"] =
+      std::chrono::duration<double>(t_sign).count() / base;  // goal <= 1.3
   state.counters["verify_over_base_mul_add"] =
       std::chrono::duration<double>(t_verify).count() / (base + mul + add);  // goal <= 1.2
 }

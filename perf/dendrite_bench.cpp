@@ -98,32 +98,35 @@ std::string canned_response(const dummy& request) {
       "bt_header_axon_ip: 127.0.0.1\r\nbt_header_axon_port: 8091\r\nbt_header_axon_hotkey: " +
       bench_bob().ss58_address() + "\r\nbt_header_dendrite_ip: 127.0.0.1\r\n" +
       "bt_header_dendrite_version: 10002000\r\nbt_header_dendrite_nonce: " +
-      std::to_string(*request.dendrite.nonce) + "\r\nbt_header_dendrite_uuid: " +
-      *request.dendrite.uuid + "\r\nbt_header_dendrite_hotkey: " + *request.dendrite.hotkey +
+      std::to_string(*request.dendrite.nonce) +
+      "\r\nbt_header_dendrite_uuid: " + *request.dendrite.uuid +
+      "\r\nbt_header_dendrite_hotkey: " + *request.dendrite.hotkey +
       "\r\nbt_header_dendrite_signature: " + *request.dendrite.signature +
       "\r\nbt_header_input_obj_dummy_input: MA==\r\nheader_size: 600\r\ntotal_size: 1400\r\n"
-      "computed_body_hash: a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a\r\n\r\n" +
+      "computed_body_hash: "
+      "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a\r\n\r\n" +
       body;
   return r;
 }
 
 void BM_dendrite_sign_reference(benchmark::State& state) {
-  const std::string msg =
-      "1700000000123456789." + bench_alice().ss58_address() + "." + bench_bob().ss58_address() +
-      ".5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."
-      "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
+  const std::string msg = "1700000000123456789." + bench_alice().ss58_address() + "." +
+                          bench_bob().ss58_address() +
+                          ".5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."
+                          "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
   for (auto _ : state) benchmark::DoNotOptimize(bench_alice().sign(msg));
 }
 BENCHMARK(BM_dendrite_sign_reference);
-// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_sign_reference*'
+// Fixed count, for instruction counts: valgrind --tool=callgrind
+// --toggle-collect='*BM_dendrite_sign_reference*'
 BENCHMARK(BM_dendrite_sign_reference)->Iterations(200);
 
 /// One call's client work; `sign` false replaces the key with a stub that is not called.
 void client_call(benchmark::State& state, bool sign) {
   const bt::keypair& key = bench_alice();
   const std::string uuid = bt::detail::make_uuid1();
-  const bt::detail::request_identity id{.key = &key, .hotkey = key.ss58_address(), .uuid = uuid,
-                                        .version = bt::version_as_int};
+  const bt::detail::request_identity id{
+      .key = &key, .hotkey = key.ss58_address(), .uuid = uuid, .version = bt::version_as_int};
   const bt::axon_info target = bench_target();
   const std::string host = bt::detail::host_header(target.ip, target.port);
   std::string scratch, head, body, detail;
@@ -170,28 +173,34 @@ void client_call(benchmark::State& state, bool sign) {
     boost::beast::error_code ec;
     p.put(net::buffer(response), ec);
     auto& res = p.get();
-    const auto merged = bt::detail::apply_response(bt::detail::make_synapse_ref(s), res.result_int(),
-                                                   res, res.body(), detail);
+    const auto merged = bt::detail::apply_response(bt::detail::make_synapse_ref(s),
+                                                   res.result_int(), res, res.body(), detail);
     if (ec || merged || s.dummy_output != 42) state.SkipWithError("bad response handling");
   }
 }
 
-void BM_dendrite_client_overhead(benchmark::State& state) { client_call(state, true); }
+void BM_dendrite_client_overhead(benchmark::State& state) {
+  client_call(state, true);
+}
 BENCHMARK(BM_dendrite_client_overhead);
-// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_overhead*'
+// Fixed count, for instruction counts: valgrind --tool=callgrind
+// --toggle-collect='*BM_dendrite_client_overhead*'
 BENCHMARK(BM_dendrite_client_overhead)->Iterations(200);
 
-void BM_dendrite_client_no_sign(benchmark::State& state) { client_call(state, false); }
+void BM_dendrite_client_no_sign(benchmark::State& state) {
+  client_call(state, false);
+}
 BENCHMARK(BM_dendrite_client_no_sign);
-// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_client_no_sign*'
+// Fixed count, for instruction counts: valgrind --tool=callgrind
+// --toggle-collect='*BM_dendrite_client_no_sign*'
 BENCHMARK(BM_dendrite_client_no_sign)->Iterations(200);
 
 /// The parts of the per-call work, to see where the non-signature time goes.
 struct client_fixture {
   const bt::keypair& key = bench_alice();
   std::string uuid = bt::detail::make_uuid1();
-  bt::detail::request_identity id{.key = &key, .hotkey = key.ss58_address(), .uuid = uuid,
-                                  .version = bt::version_as_int};
+  bt::detail::request_identity id{
+      .key = &key, .hotkey = key.ss58_address(), .uuid = uuid, .version = bt::version_as_int};
   bt::axon_info target = bench_target();
   std::string host = bt::detail::host_header(target.ip, target.port);
   std::string scratch, head, body, detail;
@@ -200,8 +209,8 @@ struct client_fixture {
   client_fixture() {
     proto.dummy_input = 21;
     bt::detail::preset_request(proto, target, 12.0, id, {});
-    bt::detail::encode_request(bt::descriptor_of<dummy>(), proto, "127.0.0.1", 1, id, host,
-                               scratch, head, body);
+    bt::detail::encode_request(bt::descriptor_of<dummy>(), proto, "127.0.0.1", 1, id, host, scratch,
+                               head, body);
     response = canned_response(proto);
   }
 };
@@ -254,7 +263,8 @@ void BM_dendrite_part_body_read(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_dendrite_part_body_read);
-// Fixed count, for instruction counts: valgrind --tool=callgrind --toggle-collect='*BM_dendrite_part_body_read*'
+// Fixed count, for instruction counts: valgrind --tool=callgrind
+// --toggle-collect='*BM_dendrite_part_body_read*'
 BENCHMARK(BM_dendrite_part_body_read)->Iterations(200);
 
 /// N listeners on one thread answering every Dummy request at once with the canned response.
@@ -299,7 +309,8 @@ class instant_axons {
       dummy d;
       if (bt::read_json_body(bt::descriptor_of<dummy>(), req.body(), d)) co_return;
       const std::string r = canned_response(d);
-      auto [wec, wn] = co_await net::async_write(s, net::buffer(r), net::as_tuple(net::use_awaitable));
+      auto [wec, wn] =
+          co_await net::async_write(s, net::buffer(r), net::as_tuple(net::use_awaitable));
       if (wec) co_return;
       (void)n;
       (void)wn;
@@ -347,8 +358,8 @@ void BM_dendrite_fanout(benchmark::State& state) {
   state.counters["dendrite_cpu_per_axon_us"] = (proc - server) / calls * 1e6;
   state.counters["responder_cpu_per_axon_us"] = server / calls * 1e6;
   state.counters["per_axon_us"] = benchmark::Counter(
-      static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate |
-                                         benchmark::Counter::kInvert);
+      static_cast<double>(n) * 1e-6,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 /// Sequential calls to one instant responder over a kept connection: the client's whole CPU
 /// cost per call including its system calls, next to BM_dendrite_client_overhead.

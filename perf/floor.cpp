@@ -32,8 +32,9 @@ constexpr const char* example_uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a";  //
 
 }  // namespace
 
-http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s, const keypair& dendrite_key,
-                                   const std::string& axon_hotkey, std::uint16_t axon_port, bool sign) {
+http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s,
+                                   const keypair& dendrite_key, const std::string& axon_hotkey,
+                                   std::uint16_t axon_port, bool sign) {
   s.timeout = 5.0;
   s.dendrite.ip = "127.0.0.1";
   s.dendrite.version = version_as_int;
@@ -83,9 +84,11 @@ crypto_timings measure_crypto(const keypair& key, std::size_t iterations) {
   double t1 = thread_cpu_us();
   t.sign_us = (t1 - t0) / static_cast<double>(iterations);
 
-  const std::span<const std::uint8_t> msg(reinterpret_cast<const std::uint8_t*>(message.data()), message.size());
+  const std::span<const std::uint8_t> msg(reinterpret_cast<const std::uint8_t*>(message.data()),
+                                          message.size());
   std::size_t failures = 0;
-  for (int i = 0; i < 50; ++i) failures += static_cast<bool>(verify_signature(key.type(), key.public_key(), msg, sig));
+  for (int i = 0; i < 50; ++i)
+    failures += static_cast<bool>(verify_signature(key.type(), key.public_key(), msg, sig));
   t0 = thread_cpu_us();
   for (std::size_t i = 0; i < iterations; ++i)
     failures += static_cast<bool>(verify_signature(key.type(), key.public_key(), msg, sig));

@@ -21,8 +21,9 @@ namespace bt::perf {
 /// sizes match within a few bytes (nonce and process_time digits vary).
 /// With `sign` false (--no-crypto) the request carries no signature header, as an unsigned
 /// dendrite sends it.
-http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s, const keypair& dendrite_key,
-                                   const std::string& axon_hotkey, std::uint16_t axon_port, bool sign = true);
+http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s,
+                                   const keypair& dendrite_key, const std::string& axon_hotkey,
+                                   std::uint16_t axon_port, bool sign = true);
 
 struct crypto_timings {
   double sign_us = 0;    ///< mean of one sr25519 sign of a ping's signing message

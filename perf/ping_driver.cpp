@@ -19,7 +19,8 @@ namespace bt::perf {
 
 namespace asio = boost::asio;
 
-caller_set::caller_set(const keypair& key, std::size_t callers, unsigned threads, const dendrite_options& opt)
+caller_set::caller_set(const keypair& key, std::size_t callers, unsigned threads,
+                       const dendrite_options& opt)
     : work_(ioc_.get_executor()) {
   callers = std::max<std::size_t>(1, callers);
   dendrites_.reserve(callers);
@@ -31,7 +32,8 @@ caller_set::caller_set(const keypair& key, std::size_t callers, unsigned threads
   }
   for (std::size_t i = 0; i < callers; ++i)
     dendrites_.push_back(std::make_unique<dendrite>(ioc_.get_executor(), key, opt));
-  for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { ioc_.run(); });
+  for (unsigned i = 0; i < std::max(1u, threads); ++i)
+    threads_.emplace_back([this] { ioc_.run(); });
 }
 
 caller_set::~caller_set() {
@@ -53,8 +55,8 @@ struct run_state {
   const T& proto;
   const drive_options& opt;
   std::chrono::steady_clock::time_point end{};
-  std::atomic<std::size_t> next{0};      ///< calls started
-  std::atomic<std::size_t> done{0};      ///< calls finished
+  std::atomic<std::size_t> next{0};  ///< calls started
+  std::atomic<std::size_t> done{0};  ///< calls finished
   std::size_t progress_step = 0;
   std::mutex m;
   ping_run run;
@@ -72,9 +74,12 @@ struct run_state {
 
 void draw_progress(std::size_t done, std::size_t total) {
   constexpr int width = 40;
-  const int filled = static_cast<int>(static_cast<double>(done) / static_cast<double>(total) * width);
-  std::printf("\r[%.*s%*s] %3d%% %zu/%zu", filled, "########################################", width - filled, "",
-              static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)), done, total);
+  const int filled =
+      static_cast<int>(static_cast<double>(done) / static_cast<double>(total) * width);
+  std::printf("\r[%.*s%*s] %3d%% %zu/%zu", filled, "########################################",
+              width - filled, "",
+              static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)),
+              done, total);
   std::fflush(stdout);
 }
 
@@ -92,7 +97,8 @@ asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st, dendrite& d) {
       if (st->opt.verbose) {
         *st->opt.verbose << "query " << index + 1 << ": status " << status << ", process_time "
                          << result.dendrite.process_time.value_or(0.0) << " s";
-        if (status != 200) *st->opt.verbose << ", message " << result.dendrite.status_message.value_or("");
+        if (status != 200)
+          *st->opt.verbose << ", message " << result.dendrite.status_message.value_or("");
         *st->opt.verbose << "\n";
       }
     }
@@ -107,7 +113,8 @@ asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st, dendrite& d) {
 }  // namespace
 
 template <class T>
-ping_run drive(caller_set& callers, const axon_info& target, const T& proto, const drive_options& opt) {
+ping_run drive(caller_set& callers, const axon_info& target, const T& proto,
+               const drive_options& opt) {
   auto st = std::make_shared<run_state<T>>(callers, target, proto, opt);
   const std::size_t n = std::max<std::size_t>(1, opt.concurrency);
   st->run.concurrency = n;
@@ -121,10 +128,11 @@ ping_run drive(caller_set& callers, const axon_info& target, const T& proto, con
   std::vector<std::future<void>> finished;
   finished.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
-    finished.push_back(
-        asio::co_spawn(callers.executor(), caller<T>(st, callers.at(i % callers.size())), asio::use_future));
+    finished.push_back(asio::co_spawn(
+        callers.executor(), caller<T>(st, callers.at(i % callers.size())), asio::use_future));
   for (auto& f : finished) f.get();  // rethrows a caller's exception (a bug: calls never throw)
-  st->run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  st->run.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (opt.progress) {
     std::printf("\r%*s\r", 70, "");
     std::fflush(stdout);
@@ -132,7 +140,8 @@ ping_run drive(caller_set& callers, const axon_info& target, const T& proto, con
   return std::move(st->run);
 }
 
-template ping_run drive<synapse>(caller_set&, const axon_info&, const synapse&, const drive_options&);
+template ping_run drive<synapse>(caller_set&, const axon_info&, const synapse&,
+                                 const drive_options&);
 template ping_run drive<payload_synapse>(caller_set&, const axon_info&, const payload_synapse&,
                                          const drive_options&);
 

@@ -27,7 +27,8 @@ namespace bt::perf {
 /// share one io_context run by `threads` threads.
 class caller_set {
  public:
-  caller_set(const keypair& key, std::size_t callers, unsigned threads, const dendrite_options& opt);
+  caller_set(const keypair& key, std::size_t callers, unsigned threads,
+             const dendrite_options& opt);
   /// Destroys the dendrites (cancelling anything still running), then lets the shared
   /// io_context finish and joins its threads.
   ~caller_set();
@@ -47,12 +48,12 @@ class caller_set {
 };
 
 struct drive_options {
-  std::size_t count = 10'000;        ///< calls to make (ignored when `duration` is set)
+  std::size_t count = 10'000;                 ///< calls to make (ignored when `duration` is set)
   std::chrono::duration<double> duration{0};  ///< > 0: keep calling until this much time passed
-  std::size_t concurrency = 1;       ///< callers in flight at once
-  double timeout = 5.0;              ///< seconds, passed to every call
-  std::ostream* verbose = nullptr;   ///< per-call lines when set
-  bool progress = false;             ///< a progress bar on stdout (for a terminal)
+  std::size_t concurrency = 1;                ///< callers in flight at once
+  double timeout = 5.0;                       ///< seconds, passed to every call
+  std::ostream* verbose = nullptr;            ///< per-call lines when set
+  bool progress = false;                      ///< a progress bar on stdout (for a terminal)
 };
 
 /// Runs opt.concurrency caller coroutines (caller i uses dendrite i % callers.size()) on the
@@ -61,6 +62,7 @@ struct drive_options {
 /// counts as a failure under its status (its time is still recorded, as the original loop did).
 /// The synapse sent is a copy of `proto`. Instantiated for bt::synapse and payload_synapse.
 template <class T>
-ping_run drive(caller_set& callers, const axon_info& target, const T& proto, const drive_options& opt);
+ping_run drive(caller_set& callers, const axon_info& target, const T& proto,
+               const drive_options& opt);
 
 }  // namespace bt::perf

@@ -8,10 +8,11 @@
 #include <bt/json.hpp>
 #include <bt/wallet.hpp>
 
-#include <boost/asio/awaitable.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/awaitable.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +21,6 @@
 #include <iostream>
 #include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
 namespace bt::perf {
 
@@ -68,7 +68,9 @@ std::size_t count_fds(pid_t pid) {
   return n;
 }
 
-double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double mib(std::uint64_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
 
 }  // namespace
 
@@ -84,7 +86,8 @@ keypair dendrite_key(const ping_config& cfg) {
 
 axon_info parse_target(const std::string& text) {
   const auto last = text.rfind(':');
-  if (last == std::string::npos || last == 0) throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
+  if (last == std::string::npos || last == 0)
+    throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
   const auto mid = text.rfind(':', last - 1);
   if (mid == std::string::npos) throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
   axon_info a;
@@ -129,8 +132,8 @@ void attach_payload_route(axon& ax) {
 }
 
 child_process spawn_axon(const ping_config& cfg, axon_info& info) {
-  std::vector<std::string> argv = {axon_binary(cfg), "--uri", cfg.axon_uri, "--axon.ip", "127.0.0.1",
-                                   "--axon.port", "0"};
+  std::vector<std::string> argv = {axon_binary(cfg), "--uri",       cfg.axon_uri, "--axon.ip",
+                                   "127.0.0.1",      "--axon.port", "0"};
   if (cfg.no_crypto) argv.push_back("--insecure-skip-verification");
   child_process child = child_process::spawn(argv);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -139,7 +142,8 @@ child_process spawn_axon(const ping_config& cfg, axon_info& info) {
         deadline - std::chrono::steady_clock::now()));
     if (!line) break;
     const json j = json::parse(*line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("port")) continue;  // not the AxonInfo line
+    if (j.is_discarded() || !j.is_object() || !j.contains("port"))
+      continue;  // not the AxonInfo line
     const error err = axon_info_from_json(j, info);
     if (err) throw std::runtime_error("bt-axon printed a bad AxonInfo line: " + err.message());
     return child;
@@ -151,7 +155,8 @@ void warn_no_crypto(const axon_info& target) {
   auto logger = spdlog::get("bt-ping");
   if (!logger) logger = spdlog::stderr_color_mt("bt-ping");
   logger->warn(
-      "--no-crypto: axon signature/nonce verification and dendrite signing are OFF for {}:{}. This measures "
+      "--no-crypto: axon signature/nonce verification and dendrite signing are OFF for {}:{}. This "
+      "measures "
       "framework overhead only; never run an axon like this on a network.",
       target.ip, target.port);
 }
@@ -163,7 +168,8 @@ dendrite_options dendrite_options_for(const ping_config& cfg) {
   return o;
 }
 
-ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target, const drive_options& opt) {
+ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
+                   const drive_options& opt) {
   if (cfg.payload > 0) {
     payload_synapse p;
     p.data.assign(cfg.payload, 'x');
@@ -172,15 +178,18 @@ ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info&
   return drive(callers, target, synapse{}, opt);
 }
 
-baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, const axon_info& target) {
+baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
+                                  const axon_info& target) {
   http_exchange ex;
   if (cfg.payload > 0) {
     payload_synapse p;
     p.data.assign(cfg.payload, 'x');
-    ex = make_signed_exchange(descriptor_of<payload_synapse>(), p, key, target.hotkey, target.port, !cfg.no_crypto);
+    ex = make_signed_exchange(descriptor_of<payload_synapse>(), p, key, target.hotkey, target.port,
+                              !cfg.no_crypto);
   } else {
     synapse s;
-    ex = make_signed_exchange(descriptor_of<synapse>(), s, key, target.hotkey, target.port, !cfg.no_crypto);
+    ex = make_signed_exchange(descriptor_of<synapse>(), s, key, target.hotkey, target.port,
+                              !cfg.no_crypto);
   }
   baseline_figures b;
   const auto bare = run_bare_echo(ex, std::clamp<std::size_t>(cfg.count, 200, 20'000));
@@ -192,8 +201,8 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, co
   return b;
 }
 
-int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target, const keypair& key,
-                 pid_t axon_pid, drive_options opt) {
+int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target,
+                 const keypair& key, pid_t axon_pid, drive_options opt) {
   // Open the connections and warm both ends before the window.
   drive_options warm = opt;
   warm.duration = std::chrono::duration<double>(0.5);
@@ -216,15 +225,17 @@ int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& t
   const double cpu_us = (user_s + sys_s) * 1e6 / std::max(1.0, n);
   const crypto_timings c = measure_crypto(key, 2000);
   const double goal = cfg.no_crypto ? 15.0 : 1.15 * (c.verify_us + c.sign_us) + 15.0;
-  std::cout << "Axon CPU: " << f("%.1f", cpu_us) << " us per request (user+sys " << f("%.2f", user_s + sys_s)
-            << " s over " << run.latency_us.size() << " requests in " << f("%.1f", run.wall_seconds)
-            << " s at concurrency " << run.concurrency << "; user " << f("%.1f", user_s * 1e6 / std::max(1.0, n))
-            << " us + sys " << f("%.1f", sys_s * 1e6 / std::max(1.0, n)) << " us)\n";
+  std::cout << "Axon CPU: " << f("%.1f", cpu_us) << " us per request (user+sys "
+            << f("%.2f", user_s + sys_s) << " s over " << run.latency_us.size() << " requests in "
+            << f("%.1f", run.wall_seconds) << " s at concurrency " << run.concurrency << "; user "
+            << f("%.1f", user_s * 1e6 / std::max(1.0, n)) << " us + sys "
+            << f("%.1f", sys_s * 1e6 / std::max(1.0, n)) << " us)\n";
   if (cfg.no_crypto)
     std::cout << "Axon CPU goal: <= 15.0 us per request without crypto\n";
   else
-    std::cout << "Axon CPU goal: <= " << f("%.1f", goal) << " us = 1.15 x (verify " << f("%.1f", c.verify_us)
-              << " + sign " << f("%.1f", c.sign_us) << ") + 15 us; ratio " << f("%.3f", cpu_us / goal) << "\n";
+    std::cout << "Axon CPU goal: <= " << f("%.1f", goal) << " us = 1.15 x (verify "
+              << f("%.1f", c.verify_us) << " + sign " << f("%.1f", c.sign_us) << ") + 15 us; ratio "
+              << f("%.3f", cpu_us / goal) << "\n";
   if (!cfg.json_file.empty()) {
     json extra = json::object();
     extra["mode"] = mode_name(cfg);
@@ -280,10 +291,11 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
   const double open_s = opened.wall_seconds;
 
   std::cout << "Axon RSS at start: " << f("%.1f", mib(rss_start)) << " MiB\n";
-  std::cout << "Axon RSS idle (after 200 pings): " << f("%.1f", mib(rss_idle)) << " MiB (" << fds_idle
-            << " fds; goal <= 20 MB)\n";
-  std::cout << "Axon RSS with " << pooled << " idle keep-alive connections: " << f("%.1f", mib(rss_conn))
-            << " MiB (" << fds_conn << " fds; goal <= 80 MB with 10,000), "
+  std::cout << "Axon RSS idle (after 200 pings): " << f("%.1f", mib(rss_idle)) << " MiB ("
+            << fds_idle << " fds; goal <= 20 MB)\n";
+  std::cout << "Axon RSS with " << pooled
+            << " idle keep-alive connections: " << f("%.1f", mib(rss_conn)) << " MiB (" << fds_conn
+            << " fds; goal <= 80 MB with 10,000), "
             << f("%.2f", static_cast<double>(rss_conn - std::min(rss_conn, rss_idle)) / 1024.0 /
                              std::max<double>(1.0, static_cast<double>(pooled)))
             << " KiB per connection\n";
@@ -309,7 +321,9 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
 }
 
 std::string mode_name(const ping_config& cfg) {
-  std::string m = !cfg.target.empty() ? "target" : cfg.cross_process ? "cross-process" : "in-process";
+  std::string m = !cfg.target.empty() ? "target"
+                  : cfg.cross_process ? "cross-process"
+                                      : "in-process";
   if (cfg.no_crypto) m += ",no-crypto";
   if (cfg.payload > 0) m += ",payload=" + std::to_string(cfg.payload);
   if (cfg.concurrency > 1) m += ",concurrency=" + std::to_string(cfg.concurrency);

@@ -17,23 +17,23 @@ namespace bt::perf {
 
 struct ping_config {
   std::size_t count = 10'000;
-  std::string target;             ///< IP:PORT:HOTKEY of a running axon; empty: our own
-  bool cross_process = false;     ///< spawn bt-axon instead of an in-process axon
-  std::string axon_binary;        ///< empty: the bt-axon built with bt-ping, else PATH
-  std::string uri = "//Alice";    ///< dendrite hotkey (a dev key: the benchmark holds no funds)
+  std::string target;           ///< IP:PORT:HOTKEY of a running axon; empty: our own
+  bool cross_process = false;   ///< spawn bt-axon instead of an in-process axon
+  std::string axon_binary;      ///< empty: the bt-axon built with bt-ping, else PATH
+  std::string uri = "//Alice";  ///< dendrite hotkey (a dev key: the benchmark holds no funds)
   /// Dendrite hotkey from a wallet instead of --uri (set when any --wallet.* flag is given).
   std::string wallet_path, wallet_name, wallet_hotkey;
-  std::string axon_uri = "//Bob"; ///< hotkey of the axon we start
-  double timeout = 5.0;           ///< the original measurement's timeout
-  std::size_t warmup = 0;         ///< the original loop had none
+  std::string axon_uri = "//Bob";  ///< hotkey of the axon we start
+  double timeout = 5.0;            ///< the original measurement's timeout
+  std::size_t warmup = 0;          ///< the original loop had none
   std::size_t concurrency = 1;
-  std::size_t payload = 0;        ///< 0: the base Synapse; else Payload with this many bytes
+  std::size_t payload = 0;  ///< 0: the base Synapse; else Payload with this many bytes
   bool no_crypto = false;
   bool baseline = false;
   std::string json_file;
   std::string histogram_file;
   bool verbose = false;
-  double axon_cpu_seconds = 0;    ///< > 0: axon CPU mode for this long
+  double axon_cpu_seconds = 0;  ///< > 0: axon CPU mode for this long
   bool memory = false;
   std::size_t connections = 10'000;
   std::size_t axon_threads = 2;
@@ -60,14 +60,16 @@ void warn_no_crypto(const axon_info& target);
 dendrite_options dendrite_options_for(const ping_config& cfg);
 
 /// drive() with the base Synapse, or with a Payload of cfg.payload bytes.
-ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target, const drive_options& opt);
+ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
+                   const drive_options& opt);
 
 /// The floor of one ping of this configuration, measured now in this process.
-baseline_figures measure_baseline(const ping_config& cfg, const keypair& key, const axon_info& target);
+baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
+                                  const axon_info& target);
 
 /// --axon-cpu: drives the spawned axon `axon_pid` and prints its CPU time per request.
-int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target, const keypair& key,
-                 pid_t axon_pid, drive_options opt);
+int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target,
+                 const keypair& key, pid_t axon_pid, drive_options opt);
 /// --memory: RSS of the spawned axon idle, then with cfg.connections idle keep-alive connections.
 int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_pid);
 

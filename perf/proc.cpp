@@ -1,18 +1,18 @@
 #include "proc.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
-#include <poll.h>
-#include <spawn.h>
 #include <sstream>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <system_error>
 #include <thread>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -160,7 +160,8 @@ std::uint64_t raise_fd_limit(std::uint64_t wanted) {
   if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
   if (lim.rlim_cur < wanted) {
     rlimit next = lim;
-    next.rlim_cur = (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= wanted) ? wanted : lim.rlim_max;
+    next.rlim_cur =
+        (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= wanted) ? wanted : lim.rlim_max;
     if (::setrlimit(RLIMIT_NOFILE, &next) == 0) lim = next;
   }
   return lim.rlim_cur;

@@ -2,11 +2,11 @@
 // line, and reading a process's CPU time and resident memory from /proc (Linux).
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace bt::perf {

@@ -37,24 +37,26 @@ void print_summary(std::ostream& out, const ping_run& run, const summary& s) {
     out << "\n";
   }
   if (run.concurrency > 1 || run.wall_seconds > 0) {
-    out << "Throughput: " << f("%.0f", requests_per_second(run)) << " requests/s with " << run.concurrency
-        << " in flight (" << f("%.2f", run.wall_seconds) << " s wall)\n";
+    out << "Throughput: " << f("%.0f", requests_per_second(run)) << " requests/s with "
+        << run.concurrency << " in flight (" << f("%.2f", run.wall_seconds) << " s wall)\n";
   }
 }
 
 void print_baseline(std::ostream& out, const summary& ping, const baseline_figures& b) {
-  out << "Baseline: bare Beast HTTP/1.1 keep-alive round trip mean " << f("%.1f", b.bare.mean) << " us (p50 "
-      << f("%.1f", b.bare.p50) << " us, p99 " << f("%.1f", b.bare.p99) << " us; request " << b.request_bytes
-      << " B, response " << b.response_bytes << " B, " << b.bare.count << " round trips)\n";
-  out << "Baseline: sr25519 sign " << f("%.1f", b.crypto.sign_us) << " us, verify " << f("%.1f", b.crypto.verify_us)
-      << " us (" << b.crypto.message_bytes << "-byte message)\n";
+  out << "Baseline: bare Beast HTTP/1.1 keep-alive round trip mean " << f("%.1f", b.bare.mean)
+      << " us (p50 " << f("%.1f", b.bare.p50) << " us, p99 " << f("%.1f", b.bare.p99)
+      << " us; request " << b.request_bytes << " B, response " << b.response_bytes << " B, "
+      << b.bare.count << " round trips)\n";
+  out << "Baseline: sr25519 sign " << f("%.1f", b.crypto.sign_us) << " us, verify "
+      << f("%.1f", b.crypto.verify_us) << " us (" << b.crypto.message_bytes << "-byte message)\n";
   const double floor = b.floor_us();
   if (b.signed_ping) {
     out << "Floor: " << f("%.1f", floor) << " us = bare_rtt_mean + sign + verify + sign\n";
     out << "ratio = " << f("%.3f", ping.mean / floor) << " (ping_mean / floor; goal <= 1.15)\n";
   } else {
     out << "Floor: " << f("%.1f", floor) << " us = bare_rtt_mean (no crypto)\n";
-    out << "ratio = " << f("%.3f", ping.mean / floor) << " (ping_mean / bare_rtt_mean; goal <= 1.2)\n";
+    out << "ratio = " << f("%.3f", ping.mean / floor)
+        << " (ping_mean / bare_rtt_mean; goal <= 1.2)\n";
   }
 }
 

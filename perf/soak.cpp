@@ -93,7 +93,9 @@ std::map<int, std::string> fd_targets(pid_t pid) {
   return out;
 }
 
-double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double mib(std::uint64_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
 
 /// What every caller records; merged under a mutex once per call (cheap next to a signed call).
 struct shared_results {
@@ -217,8 +219,8 @@ int main(int argc, char** argv) {
   std::cout << fmt::format(
       "bt-soak: {} callers at full rate for {:.0f} s against {} (pid {}, port {}, "
       "{} workers, {} I/O threads){}\n",
-      cfg.callers, cfg.seconds, axon_exe, pid, target.port, cfg.axon_workers,
-      cfg.axon_io_threads, cfg.mix ? ", mix: 1% Big 256 KiB, 1% Throw" : "");
+      cfg.callers, cfg.seconds, axon_exe, pid, target.port, cfg.axon_workers, cfg.axon_io_threads,
+      cfg.mix ? ", mix: 1% Big 256 KiB, 1% Throw" : "");
   std::cout << fmt::format(
       "axon idle (after one call per caller): RSS {:.1f} MiB, {} open descriptors; RSS baseline "
       "after {:.0f} s of load\n",
@@ -335,11 +337,11 @@ int main(int argc, char** argv) {
       if (s.t <= to + 0.5) last = s;
     const double p99 = percentile(res.window_latency_us[w], 0.99);
     worst_p99 = std::max(worst_p99, p99);
-    std::cout << fmt::format("{:>3.0f}-{:<4.0f} {:>9} {:>9.0f} {:>10.0f} {:>10.0f} {:>10.1f} {:>5}\n",
-                             from, to, res.window_calls[w],
-                             static_cast<double>(res.window_calls[w]) / (to - from),
-                             percentile(res.window_latency_us[w], 0.50), p99,
-                             last ? mib(last->rss) : 0.0, last ? last->fds : 0);
+    std::cout << fmt::format(
+        "{:>3.0f}-{:<4.0f} {:>9} {:>9.0f} {:>10.0f} {:>10.0f} {:>10.1f} {:>5}\n", from, to,
+        res.window_calls[w], static_cast<double>(res.window_calls[w]) / (to - from),
+        percentile(res.window_latency_us[w], 0.50), p99, last ? mib(last->rss) : 0.0,
+        last ? last->fds : 0);
   }
 
   // ---- RSS: at the end of the warm-up vs the last sample under load ----
@@ -377,10 +379,9 @@ int main(int argc, char** argv) {
                            res.deliberate, res.unexpected);
   for (const auto& [m, n] : res.unexpected_messages)
     std::cout << fmt::format("  unexpected x{}: {}\n", n, m);
-  const double growth =
-      rss_warm ? (static_cast<double>(rss_end) - static_cast<double>(rss_warm)) /
-                     static_cast<double>(rss_warm)
-               : 0.0;
+  const double growth = rss_warm ? (static_cast<double>(rss_end) - static_cast<double>(rss_warm)) /
+                                       static_cast<double>(rss_warm)
+                                 : 0.0;
   std::cout << fmt::format(
       "axon RSS: idle {:.1f} MiB, after warm-up ({:.0f} s) {:.1f} MiB, end {:.1f} MiB, peak {:.1f} "
       "MiB: {:+.1f}% from warm-up (limit {:.0f}%)\n",

@@ -46,11 +46,20 @@ std::string xml_escape(const std::string& in) {
   std::string out;
   for (char c : in) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -98,7 +107,9 @@ std::string histogram_svg(const std::vector<double>& samples_in, const std::stri
   }
   const std::size_t peak = *std::max_element(counts.begin(), counts.end());
   const double bar_w = plot_w / (bins + 1);
-  auto x_of = [&](double us) { return left + (std::log10(us) - llo) / (lhi - llo) * (plot_w - bar_w); };
+  auto x_of = [&](double us) {
+    return left + (std::log10(us) - llo) / (lhi - llo) * (plot_w - bar_w);
+  };
 
   // Axes.
   svg += fmt("<line x1=\"%.1f\" ", left) + fmt("y1=\"%.1f\" ", top + plot_h) +
@@ -109,30 +120,34 @@ std::string histogram_svg(const std::vector<double>& samples_in, const std::stri
   // Bars.
   for (int b = 0; b <= bins; ++b) {
     if (counts[static_cast<std::size_t>(b)] == 0) continue;
-    const double h = plot_h * static_cast<double>(counts[static_cast<std::size_t>(b)]) / static_cast<double>(peak);
+    const double h = plot_h * static_cast<double>(counts[static_cast<std::size_t>(b)]) /
+                     static_cast<double>(peak);
     const double x = left + b * bar_w;
     svg += fmt("<rect x=\"%.1f\" ", x) + fmt("y=\"%.1f\" ", top + plot_h - h) +
            fmt("width=\"%.1f\" ", bar_w - 1) + fmt("height=\"%.1f\" ", h) +
            (b == bins ? "fill=\"#c0504d\"" : "fill=\"#4f81bd\"") + "/>\n";
   }
   svg += fmt("<text x=\"%.1f\" ", left + bins * bar_w + bar_w / 2) +
-         fmt("y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">&gt;p99.9</text>\n", top + plot_h + 14);
+         fmt("y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">&gt;p99.9</text>\n",
+             top + plot_h + 14);
 
   // X ticks at 1-2-5 steps inside [lo, hi], denser when the range is under two decades.
-  const std::vector<double> steps = (lhi - llo) < 2.0 ? std::vector<double>{1, 1.5, 2, 3, 4, 5, 6, 7, 8}
-                                                      : std::vector<double>{1, 2, 5};
+  const std::vector<double> steps = (lhi - llo) < 2.0
+                                        ? std::vector<double>{1, 1.5, 2, 3, 4, 5, 6, 7, 8}
+                                        : std::vector<double>{1, 2, 5};
   double last_label_x = -1e9;  // labels closer than this many pixels would overlap: tick only
   for (double decade = std::pow(10, std::floor(llo)); decade <= hi; decade *= 10) {
     for (double m : steps) {
       const double t = decade * m;
       if (t < lo || t > hi) continue;
       const double x = x_of(t);
-      svg += fmt("<line x1=\"%.1f\" ", x) + fmt("y1=\"%.1f\" ", top + plot_h) + fmt("x2=\"%.1f\" ", x) +
-             fmt("y2=\"%.1f\" stroke=\"black\"/>\n", top + plot_h + 5);
+      svg += fmt("<line x1=\"%.1f\" ", x) + fmt("y1=\"%.1f\" ", top + plot_h) +
+             fmt("x2=\"%.1f\" ", x) + fmt("y2=\"%.1f\" stroke=\"black\"/>\n", top + plot_h + 5);
       if (x - last_label_x < 55) continue;
       last_label_x = x;
-      svg += fmt("<text x=\"%.1f\" ", x) + fmt("y=\"%.1f\" text-anchor=\"middle\">", top + plot_h + 18) +
-             label_us(t) + "</text>\n";
+      svg += fmt("<text x=\"%.1f\" ", x) +
+             fmt("y=\"%.1f\" text-anchor=\"middle\">", top + plot_h + 18) + label_us(t) +
+             "</text>\n";
     }
   }
   svg += fmt("<text x=\"%.1f\" ", left + plot_w / 2) +
@@ -140,9 +155,11 @@ std::string histogram_svg(const std::vector<double>& samples_in, const std::stri
   // Y axis: peak count.
   svg += fmt("<text x=\"%.1f\" ", left - 6) + fmt("y=\"%.1f\" text-anchor=\"end\">", top + 4) +
          std::to_string(peak) + "</text>\n";
-  svg += fmt("<text x=\"%.1f\" ", left - 6) + fmt("y=\"%.1f\" text-anchor=\"end\">0</text>\n", top + plot_h);
+  svg += fmt("<text x=\"%.1f\" ", left - 6) +
+         fmt("y=\"%.1f\" text-anchor=\"end\">0</text>\n", top + plot_h);
   svg += fmt("<text x=\"18\" y=\"%.1f\" ", top + plot_h / 2) +
-         fmt("transform=\"rotate(-90 18 %.1f)\" text-anchor=\"middle\">queries per bin</text>\n", top + plot_h / 2);
+         fmt("transform=\"rotate(-90 18 %.1f)\" text-anchor=\"middle\">queries per bin</text>\n",
+             top + plot_h / 2);
 
   // Percentile markers.
   const summary s = summarize(samples);
@@ -153,21 +170,23 @@ std::string histogram_svg(const std::vector<double>& samples_in, const std::stri
   } marks[] = {{"p50", s.p50, "#2e7d32"}, {"p90", s.p90, "#ef6c00"}, {"p99", s.p99, "#c62828"}};
   // Dashed lines at the percentiles, named in a legend at the top right (clear of the bars).
   std::string legend;
-  legend += fmt("<rect x=\"%.1f\" ", left + plot_w - 156) + fmt("y=\"%.1f\" width=\"150\" height=\"52\" ", top - 4) +
-         "fill=\"white\" fill-opacity=\"0.9\" stroke=\"#999\"/>\n";
+  legend += fmt("<rect x=\"%.1f\" ", left + plot_w - 156) +
+            fmt("y=\"%.1f\" width=\"150\" height=\"52\" ", top - 4) +
+            "fill=\"white\" fill-opacity=\"0.9\" stroke=\"#999\"/>\n";
   int row = 0;
   for (const auto& m : marks) {
     if (m.v >= lo && m.v <= hi) {
       const double x = x_of(m.v);
       svg += fmt("<line x1=\"%.1f\" ", x) + fmt("y1=\"%.1f\" ", top) + fmt("x2=\"%.1f\" ", x) +
-             fmt("y2=\"%.1f\" stroke=\"", top + plot_h) + m.color + "\" stroke-dasharray=\"4 3\"/>\n";
+             fmt("y2=\"%.1f\" stroke=\"", top + plot_h) + m.color +
+             "\" stroke-dasharray=\"4 3\"/>\n";
     }
     const double ly = top + 10 + 16 * row++;
     legend += fmt("<line x1=\"%.1f\" ", left + plot_w - 150) + fmt("y1=\"%.1f\" ", ly - 4) +
-           fmt("x2=\"%.1f\" ", left + plot_w - 126) + fmt("y2=\"%.1f\" stroke=\"", ly - 4) + m.color +
-           "\" stroke-dasharray=\"4 3\"/>\n";
-    legend += fmt("<text x=\"%.1f\" ", left + plot_w - 120) + fmt("y=\"%.1f\" fill=\"", ly) + m.color + "\">" +
-           m.name + " " + fmt("%.0f µs", m.v) + "</text>\n";
+              fmt("x2=\"%.1f\" ", left + plot_w - 126) + fmt("y2=\"%.1f\" stroke=\"", ly - 4) +
+              m.color + "\" stroke-dasharray=\"4 3\"/>\n";
+    legend += fmt("<text x=\"%.1f\" ", left + plot_w - 120) + fmt("y=\"%.1f\" fill=\"", ly) +
+              m.color + "\">" + m.name + " " + fmt("%.0f µs", m.v) + "</text>\n";
   }
   svg += legend;
   svg += fmt("<text x=\"%.1f\" ", left) + fmt("y=\"%.1f\" font-size=\"11\">", height - 8) +

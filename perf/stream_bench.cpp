@@ -111,7 +111,8 @@ void BM_stream_first_chunk(benchmark::State& state) {
     call_total += std::chrono::duration<double>(t1 - t0).count();
   }
   state.counters["call_us"] = benchmark::Counter(
-      call_total * 1e6 / static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations())));
+      call_total * 1e6 /
+      static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations())));
 }
 BENCHMARK(BM_stream_first_chunk)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
@@ -143,7 +144,8 @@ void BM_stream_1000_chunks(benchmark::State& state) {
   const double n = static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
   if (items > 0 && call_total > 0) {
     state.counters["chunks_per_s"] = benchmark::Counter(static_cast<double>(items) / call_total);
-    state.counters["us_per_chunk"] = benchmark::Counter(call_total * 1e6 / static_cast<double>(items));
+    state.counters["us_per_chunk"] =
+        benchmark::Counter(call_total * 1e6 / static_cast<double>(items));
   }
   state.counters["first_us"] = benchmark::Counter(first_total * 1e6 / n);
 }

@@ -283,8 +283,7 @@ int main(int argc, char** argv) {
                  "Admitted requests waiting beyond the running ones; full: 503")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  app.add_option("--axon.max_header_bytes", max_header_bytes,
-                 "Request line + headers; larger: 431")
+  app.add_option("--axon.max_header_bytes", max_header_bytes, "Request line + headers; larger: 431")
       ->check(CLI::Range(1024, 1 << 24))
       ->capture_default_str();
   app.add_option("--axon.max_body_bytes", max_body_bytes, "Request body; larger: 413")
@@ -408,7 +407,8 @@ int main(int argc, char** argv) {
     o.max_header_bytes = max_header_bytes;
     o.max_body_bytes = max_body_bytes;
     o.max_connections = max_connections;
-    o.header_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(header_timeout_s * 1000));
+    o.header_timeout =
+        std::chrono::milliseconds(static_cast<std::int64_t>(header_timeout_s * 1000));
     o.body_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(body_timeout_s * 1000));
     o.body_min_rate = body_min_rate;
     o.insecure_skip_verification = insecure;
@@ -446,8 +446,8 @@ int main(int argc, char** argv) {
           s.dummy_output = out;
         },
         route_policy);
-    ax.attach<bt::examples::word_stream>(
-        word_streamer(std::chrono::milliseconds(stream_delay_ms)), route_policy);
+    ax.attach<bt::examples::word_stream>(word_streamer(std::chrono::milliseconds(stream_delay_ms)),
+                                         route_policy);
     if (test_routes) {
       attach_test_routes(ax);
       log->warn("--test-routes: the Throw, Hang and Big routes are attached (tests only)");

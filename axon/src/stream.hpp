@@ -49,11 +49,11 @@ struct stream_state {
   const clock_type::time_point deadline;  // the request's deadline bounds the whole stream
 
   // ---- strand only ----
-  bool close;                 // the head says `connection: close`
-  bool head_started = false;  // from here on, failures can only truncate
-  bool writing = false;       // a chunk write is in flight
-  bool failed = false;        // a write failed: the connection must close
-  std::string head;           // the response head, built at the first send
+  bool close;                        // the head says `connection: close`
+  bool head_started = false;         // from here on, failures can only truncate
+  bool writing = false;              // a chunk write is in flight
+  bool failed = false;               // a write failed: the connection must close
+  std::string head;                  // the response head, built at the first send
   std::array<char, 20> size_line{};  // "<hex size>\r\n" of the chunk in flight
 
   // ---- any thread ----

@@ -34,8 +34,8 @@ std::size_t stream_state::prepare(connection& c, std::string_view payload,
   if (!head_started) {
     head_started = true;
     close = close || c.stop_requested_;
-    build_stream_head(head, r, s,
-                      std::chrono::duration<double>(clock_type::now() - t0).count(), close);
+    build_stream_head(head, r, s, std::chrono::duration<double>(clock_type::now() - t0).count(),
+                      close);
     out[n++] = net::buffer(head);
   }
   if (!payload.empty()) {
@@ -88,14 +88,14 @@ boost::asio::awaitable<bool> stream_writer::send(std::string_view bytes) {
     st->close_writer();
     co_return false;
   }
-  std::array<net::const_buffer, 4> buffers{};  // unused ones stay empty
+  std::array<net::const_buffer, 4> buffers{};                // unused ones stay empty
   if (st->prepare(*c, bytes, buffers) == 0) co_return true;  // empty send, head already out
   // The write may take until the deadline, and at most write_timeout (a client that stopped
   // reading); either way the stream closes the socket, which fails the write.
   c->stream_.expires_at(std::min(st->deadline, now + c->core_.opts.write_timeout));
   st->writing = true;
-  auto [ec, written] = co_await net::async_write(
-      c->stream_, buffers, net::as_tuple(net::use_awaitable));
+  auto [ec, written] =
+      co_await net::async_write(c->stream_, buffers, net::as_tuple(net::use_awaitable));
   (void)written;
   st->writing = false;
   if (ec) {
@@ -142,9 +142,8 @@ bool stream_writer::send_blocking(std::string_view bytes) {
   std::unique_lock lk(st->m);
   // Woken by the write's completion, or by the session ending the stream (deadline, shutdown);
   // the deadline itself bounds the wait should neither happen (the I/O side stopped by force).
-  const bool woken = st->cv.wait_until(lk, st->deadline, [&] {
-    return job->done || !st->open.load(std::memory_order_relaxed);
-  });
+  const bool woken = st->cv.wait_until(
+      lk, st->deadline, [&] { return job->done || !st->open.load(std::memory_order_relaxed); });
   lk.unlock();
   if (!woken) {  // the deadline passed: a send still queued must not start after we gave up
     st->cut.store(true, std::memory_order_relaxed);

@@ -37,16 +37,18 @@ std::vector<std::string> string_list(const json& j, const char* key) {
 dynamic_synapse build(const json& in) {
   if (!in.is_object()) throw input_error{"expected one JSON object"};
   for (auto it = in.begin(); it != in.end(); ++it) {
-    static constexpr const char* known[] = {"name",     "timeout",  "fields", "required", "required_hash_fields",
-                                            "dendrite", "axon"};
+    static constexpr const char* known[] = {
+        "name", "timeout", "fields", "required", "required_hash_fields", "dendrite", "axon"};
     bool ok = false;
     for (const char* k : known) ok |= it.key() == k;
     if (!ok)
-      throw input_error{"unknown key '" + it.key() +
-                        "' (expected name, timeout, fields, required, required_hash_fields, dendrite, axon)"};
+      throw input_error{
+          "unknown key '" + it.key() +
+          "' (expected name, timeout, fields, required, required_hash_fields, dendrite, axon)"};
   }
   auto name_it = in.find("name");
-  if (name_it == in.end() || !name_it->is_string()) throw input_error{"name: expected the synapse class name"};
+  if (name_it == in.end() || !name_it->is_string())
+    throw input_error{"name: expected the synapse class name"};
 
   const json empty = json::object();
   auto fields_it = in.find("fields");
@@ -64,7 +66,8 @@ dynamic_synapse build(const json& in) {
     specs.push_back({it.key(), req ? field_kind::required : field_kind::optional});
   }
   error err;
-  auto type = make_dynamic_descriptor(name_it->get<std::string>(), specs, string_list(in, "required_hash_fields"), err);
+  auto type = make_dynamic_descriptor(name_it->get<std::string>(), specs,
+                                      string_list(in, "required_hash_fields"), err);
   if (err) throw input_error{err.message()};
 
   dynamic_synapse s(type);
@@ -96,13 +99,14 @@ int fail(std::ostream& out, const std::string& message) {
 }  // namespace
 
 CLI::App* add_encode_command(CLI::App& app, encode_config& cfg) {
-  auto* sub = app.add_subcommand(
-      "encode",
-      "Read one synapse description (JSON) on stdin; print the headers, request body and body hash a "
-      "dendrite would send, without signing or sending");
-  sub->add_flag("--compact", cfg.compact,
-                "Write the body as an axon response (compact UTF-8, as Starlette) instead of a request "
-                "(Python json.dumps defaults)");
+  auto* sub = app.add_subcommand("encode",
+                                 "Read one synapse description (JSON) on stdin; print the headers, "
+                                 "request body and body hash a "
+                                 "dendrite would send, without signing or sending");
+  sub->add_flag(
+      "--compact", cfg.compact,
+      "Write the body as an axon response (compact UTF-8, as Starlette) instead of a request "
+      "(Python json.dumps defaults)");
   return sub;
 }
 

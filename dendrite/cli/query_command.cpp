@@ -31,7 +31,8 @@ struct usage_error {
 /// works.
 axon_info parse_axon_flag(const std::string& text) {
   const auto c2 = text.rfind(':');
-  if (c2 == std::string::npos || c2 == 0) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
+  if (c2 == std::string::npos || c2 == 0)
+    throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
   const auto c1 = text.rfind(':', c2 - 1);
   if (c1 == std::string::npos) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
   axon_info a;
@@ -50,7 +51,8 @@ axon_info parse_axon_flag(const std::string& text) {
     throw usage_error{"--axon '" + text + "': invalid port '" + port + "'"};
   }
   if (p == 0 || p > 65535) throw usage_error{"--axon '" + text + "': port out of range"};
-  if (ip.empty() || a.hotkey.empty()) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
+  if (ip.empty() || a.hotkey.empty())
+    throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
   a.port = static_cast<std::uint16_t>(p);
   return a;
 }
@@ -61,8 +63,10 @@ std::vector<axon_info> load_axons_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   json j;
-  if (error e = parse_json(ss.str(), j, {}); e) throw usage_error{"--axons " + path + ": " + e.message()};
-  if (!j.is_array()) throw usage_error{"--axons " + path + ": expected a JSON list of AxonInfo objects"};
+  if (error e = parse_json(ss.str(), j, {}); e)
+    throw usage_error{"--axons " + path + ": " + e.message()};
+  if (!j.is_array())
+    throw usage_error{"--axons " + path + ": expected a JSON list of AxonInfo objects"};
   std::vector<axon_info> out;
   for (std::size_t i = 0; i < j.size(); ++i) {
     axon_info a;
@@ -144,7 +148,8 @@ int report(const std::vector<T>& results, double wall_seconds, bool print_lines 
   for (const auto& [k, n] : by_status) std::fprintf(stderr, " %s x%zu", k.c_str(), n);
   std::fprintf(stderr, "\n");
   if (!latencies.empty()) {
-    std::fprintf(stderr, "latency over %zu completed exchange(s): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
+    std::fprintf(stderr,
+                 "latency over %zu completed exchange(s): p50 %.3f ms, p90 %.3f ms, p99 %.3f ms\n",
                  latencies.size(), percentile(latencies, 50), percentile(latencies, 90),
                  percentile(latencies, 99));
   }
@@ -152,7 +157,8 @@ int report(const std::vector<T>& results, double wall_seconds, bool print_lines 
 }
 
 template <class T>
-int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons, const T& proto) {
+int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons,
+              const T& proto) {
   dendrite d(std::move(key),
              dendrite_options{.external_ip = cfg.external_ip,
                               .max_concurrency = std::max<std::size_t>(1, cfg.concurrency)});
@@ -165,7 +171,8 @@ int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>
 /// --stream: one call_stream per axon, in order. Items go to stdout as they arrive (on the
 /// dendrite's thread while this one waits), flushed; then the final synapse's JSON line.
 template <class T>
-int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons, const T& proto) {
+int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons,
+               const T& proto) {
   dendrite d(std::move(key), dendrite_options{.external_ip = cfg.external_ip});
   constexpr bool raw = !streaming_synapse<T>;  // dynamic: the body bytes verbatim
   const auto t0 = std::chrono::steady_clock::now();
@@ -191,20 +198,29 @@ int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info
 }  // namespace
 
 CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
-  CLI::App* q = app.add_subcommand("query", "Query axons like a validator; one JSON line per axon on stdout");
+  CLI::App* q =
+      app.add_subcommand("query", "Query axons like a validator; one JSON line per axon on stdout");
   q->add_option("--axon", cfg.axon, "Target IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)");
-  q->add_option("--axons", cfg.axons_file, "JSON file: a list of AxonInfo objects (e.g. an exported metagraph)");
-  q->add_option("--synapse", cfg.synapse,
-                "Synapse name: Synapse (ping), Dummy and WordStream (streaming) are known; any other "
-                "name is dynamic, described by --fields/--required/--hash-fields (default Synapse)");
+  q->add_option("--axons", cfg.axons_file,
+                "JSON file: a list of AxonInfo objects (e.g. an exported metagraph)");
+  q->add_option(
+      "--synapse", cfg.synapse,
+      "Synapse name: Synapse (ping), Dummy and WordStream (streaming) are known; any other "
+      "name is dynamic, described by --fields/--required/--hash-fields (default Synapse)");
   q->add_option("--fields", cfg.fields, "JSON object of field values, in declaration order");
-  q->add_option("--required", cfg.required, "Required fields of a dynamic synapse (no default in Python)");
-  q->add_option("--hash-fields", cfg.hash_fields, "required_hash_fields of a dynamic synapse, in order");
+  q->add_option("--required", cfg.required,
+                "Required fields of a dynamic synapse (no default in Python)");
+  q->add_option("--hash-fields", cfg.hash_fields,
+                "required_hash_fields of a dynamic synapse, in order");
   q->add_option("--timeout", cfg.timeout, "Total deadline per call in seconds (default 12)");
-  q->add_option("--uri", cfg.uri, "Sign with the key of this secret URI (e.g. //Alice) instead of a wallet");
-  q->add_option("--wallet.path", cfg.wallet_path, "Wallet directory (default BT_WALLET_PATH or ~/.bittensor/wallets)");
-  q->add_option("--wallet.name", cfg.wallet_name, "Wallet name (default BT_WALLET_NAME or default)");
-  q->add_option("--wallet.hotkey", cfg.wallet_hotkey, "Hotkey name (default BT_WALLET_HOTKEY or default)");
+  q->add_option("--uri", cfg.uri,
+                "Sign with the key of this secret URI (e.g. //Alice) instead of a wallet");
+  q->add_option("--wallet.path", cfg.wallet_path,
+                "Wallet directory (default BT_WALLET_PATH or ~/.bittensor/wallets)");
+  q->add_option("--wallet.name", cfg.wallet_name,
+                "Wallet name (default BT_WALLET_NAME or default)");
+  q->add_option("--wallet.hotkey", cfg.wallet_hotkey,
+                "Hotkey name (default BT_WALLET_HOTKEY or default)");
   q->add_option("--external-ip", cfg.external_ip,
                 "bt_header_dendrite_ip value (default: the local address of each connection)");
   q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)");
@@ -225,12 +241,13 @@ int run_query(const query_config& cfg) {
       axons.insert(axons.end(), more.begin(), more.end());
     }
     if (axons.empty()) throw usage_error{"no target: give --axon IP:PORT:HOTKEY or --axons FILE"};
-    if (!(cfg.timeout > 0) || !std::isfinite(cfg.timeout)) throw usage_error{"--timeout must be a positive number"};
+    if (!(cfg.timeout > 0) || !std::isfinite(cfg.timeout))
+      throw usage_error{"--timeout must be a positive number"};
     const json fields = parse_fields(cfg);
     keypair key = load_signer(cfg);
 
     const bool known = !cfg.dynamic && (cfg.synapse == "Synapse" || cfg.synapse == "Dummy" ||
-                                         cfg.synapse == "WordStream");
+                                        cfg.synapse == "WordStream");
     if (known) {
       if (!cfg.required.empty() || !cfg.hash_fields.empty())
         throw usage_error{"--required/--hash-fields describe dynamic synapses; " + cfg.synapse +
@@ -260,7 +277,8 @@ int run_query(const query_config& cfg) {
     auto add_spec = [&](const std::string& name) {
       for (const auto& s : specs)
         if (s.name == name) return;
-      const bool req = std::find(cfg.required.begin(), cfg.required.end(), name) != cfg.required.end();
+      const bool req =
+          std::find(cfg.required.begin(), cfg.required.end(), name) != cfg.required.end();
       specs.push_back({name, req ? field_kind::required : field_kind::optional});
     };
     for (auto it = fields.begin(); it != fields.end(); ++it) add_spec(it.key());

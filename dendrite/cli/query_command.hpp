@@ -1,7 +1,7 @@
 // `bt-dendrite query`: query axons like a validator and print what a Python validator would see.
 //
-//   bt-dendrite query --axon 127.0.0.1:8091:5FHneW46... --synapse Dummy --fields '{"dummy_input": 3}'
-//   bt-dendrite query --axons metagraph_axons.json --synapse Synapse --timeout 5 --uri //Alice
+//   bt-dendrite query --axon 127.0.0.1:8091:5FHneW46... --synapse Dummy --fields '{"dummy_input":
+//   3}' bt-dendrite query --axons metagraph_axons.json --synapse Synapse --timeout 5 --uri //Alice
 //
 // stdout: one JSON line per axon, in order: the resulting synapse as model_dump() shows it.
 // With --stream (streaming synapses, PROTOCOL 7; WordStream or a dynamic type) the axons are
@@ -20,21 +20,22 @@
 namespace bt::cli {
 
 struct query_config {
-  std::vector<std::string> axon;    ///< --axon IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)
-  std::string axons_file;           ///< --axons FILE: JSON list of AxonInfo objects
-  std::string synapse = "Synapse";  ///< --synapse NAME (Synapse and Dummy are known; others dynamic)
-  std::string fields;               ///< --fields JSON object of field values (declaration order)
+  std::vector<std::string> axon;  ///< --axon IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)
+  std::string axons_file;         ///< --axons FILE: JSON list of AxonInfo objects
+  std::string synapse =
+      "Synapse";       ///< --synapse NAME (Synapse and Dummy are known; others dynamic)
+  std::string fields;  ///< --fields JSON object of field values (declaration order)
   std::vector<std::string> required;     ///< --required NAME... (dynamic types)
   std::vector<std::string> hash_fields;  ///< --hash-fields NAME... (dynamic types)
-  double timeout = 12.0;            ///< --timeout seconds
-  std::string uri;                  ///< --uri: sign with this secret URI instead of a wallet
-  std::string wallet_path;          ///< --wallet.path (default BT_WALLET_PATH or ~/.bittensor/wallets)
-  std::string wallet_name;          ///< --wallet.name
-  std::string wallet_hotkey;        ///< --wallet.hotkey
-  std::string external_ip;          ///< --external-ip: the bt_header_dendrite_ip value
-  std::size_t concurrency = 256;    ///< --concurrency: calls in flight at once
-  bool stream = false;              ///< --stream: call_stream, items printed as they arrive
-  bool dynamic = false;             ///< --dynamic: describe even a known name by the flags
+  double timeout = 12.0;                 ///< --timeout seconds
+  std::string uri;                       ///< --uri: sign with this secret URI instead of a wallet
+  std::string wallet_path;    ///< --wallet.path (default BT_WALLET_PATH or ~/.bittensor/wallets)
+  std::string wallet_name;    ///< --wallet.name
+  std::string wallet_hotkey;  ///< --wallet.hotkey
+  std::string external_ip;    ///< --external-ip: the bt_header_dendrite_ip value
+  std::size_t concurrency = 256;  ///< --concurrency: calls in flight at once
+  bool stream = false;            ///< --stream: call_stream, items printed as they arrive
+  bool dynamic = false;           ///< --dynamic: describe even a known name by the flags
 };
 
 /// Adds the `query` subcommand to `app`; `cfg` must outlive the parse. Returns the subcommand

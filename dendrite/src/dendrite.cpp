@@ -23,8 +23,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
 #include <spdlog/logger.h>
@@ -34,8 +34,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <functional>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -112,20 +112,30 @@ struct dendrite_state {
 
   std::mutex mu;  // guards everything below
   bool stopped = false;
-  std::unordered_map<tcp::endpoint, std::vector<std::unique_ptr<pooled_connection>>, dendrite_endpoint_hash> idle;
+  std::unordered_map<tcp::endpoint, std::vector<std::unique_ptr<pooled_connection>>,
+                     dendrite_endpoint_hash>
+      idle;
   std::size_t idle_total = 0;
   steady::time_point last_sweep{};
   std::unordered_map<dendrite_call*, std::weak_ptr<dendrite_call>> active;
 
   dendrite_state(dendrite_options o, keypair k, net::any_io_executor e)
-      : opt(std::move(o)), key(std::move(k)), uuid(make_uuid1()), ex(std::move(e)), log(opt.logger) {
+      : opt(std::move(o)),
+        key(std::move(k)),
+        uuid(make_uuid1()),
+        ex(std::move(e)),
+        log(opt.logger) {
     if (opt.insecure_skip_signing && log)
-      log->warn("dendrite: REQUEST SIGNING IS OFF (insecure_skip_signing); benchmarks only, loopback axons only");
+      log->warn(
+          "dendrite: REQUEST SIGNING IS OFF (insecure_skip_signing); benchmarks only, loopback "
+          "axons only");
   }
 
   request_identity identity() const {
     return request_identity{.key = opt.insecure_skip_signing ? nullptr : &key,
-                            .hotkey = key.ss58_address(), .uuid = uuid, .version = opt.version};
+                            .hotkey = key.ss58_address(),
+                            .uuid = uuid,
+                            .version = opt.version};
   }
 
   /// time.time_ns(), strictly increasing per dendrite (two calls in the same nanosecond, or a
@@ -242,7 +252,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
  public:
   /// `target` must outlive the op (owned by the op for single calls, by the fan-out otherwise).
   dendrite_call(std::shared_ptr<dendrite_state> st, const axon_info& target, synapse_ref ref,
-          double timeout, steady::time_point deadline)
+                double timeout, steady::time_point deadline)
       : st_(std::move(st)),
         exec_(st_->make_op_executor()),
         timer_(st_->ex),
@@ -322,7 +332,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     host_ = host_header(target_.ip, target_.port);
 
     timer_.expires_at(deadline_);
-    timer_.async_wait(bind([self = shared_from_this()](beast::error_code e) { self->on_deadline(e); }));
+    timer_.async_wait(
+        bind([self = shared_from_this()](beast::error_code e) { self->on_deadline(e); }));
 
     conn_ = st_->take(ep_);
     if (conn_) {
@@ -376,14 +387,13 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     encode_request(*ref_.descriptor, s, ip, st_->next_nonce(), st_->identity(), host_, c.scratch,
                    c.head, c.body);
     if (st_->log && st_->log->should_log(spdlog::level::debug)) {
-      st_->log->debug("dendrite | --> | {} B | {} | {} | {} | 0 | Success", c.head.size() + c.body.size(),
-                      name(), target_.hotkey, host_);
+      st_->log->debug("dendrite | --> | {} B | {} | {} | {} | 0 | Success",
+                      c.head.size() + c.body.size(), name(), target_.hotkey, host_);
     }
     std::array<net::const_buffer, 2> bufs{net::buffer(c.head), net::buffer(c.body)};
-    net::async_write(c.socket, bufs,
-                     bind([self = shared_from_this()](beast::error_code e, std::size_t) {
-                       self->on_write(e);
-                     }));
+    net::async_write(
+        c.socket, bufs,
+        bind([self = shared_from_this()](beast::error_code e, std::size_t) { self->on_write(e); }));
   }
 
   void on_write(beast::error_code ec) {
@@ -565,7 +575,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     try {
       stream_->end(*ref_.object);
     } catch (const std::exception& e) {
-      return fail(dendrite_errc::malformed_response, std::string("stream parser failed: ") + e.what());
+      return fail(dendrite_errc::malformed_response,
+                  std::string("stream parser failed: ") + e.what());
     } catch (...) {
       return fail(dendrite_errc::malformed_response, "stream parser failed");
     }
@@ -584,17 +595,17 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   void on_read_error(beast::error_code ec) {
     if (may_retry()) return retry();
     if (ec == http::error::body_limit)
-      return fail(dendrite_errc::response_too_large,
-                  "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) +
-                      " bytes");
+      return fail(
+          dendrite_errc::response_too_large,
+          "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) + " bytes");
     // An extension or the trailers over the head budget, or a single line (chunk size,
     // trailer) longer than the read buffer's cap: the peer's metadata is too large.
     if ((ec == http::error::header_limit && meta_over_) || ec == http::error::buffer_overflow)
       return fail(dendrite_errc::response_too_large, meta_limit_message());
     if (ec == http::error::header_limit)
-      return fail(dendrite_errc::response_too_large,
-                  "response head exceeds " +
-                      std::to_string(st_->opt.max_response_header_bytes) + " bytes");
+      return fail(
+          dendrite_errc::response_too_large,
+          "response head exceeds " + std::to_string(st_->opt.max_response_header_bytes) + " bytes");
     const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
                         ec == net::error::eof || ec == net::error::connection_reset ||
                         ec == net::error::connection_aborted || ec == net::error::broken_pipe;
@@ -659,7 +670,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::size_t meta_bytes_ = 0;         ///< head + chunk extensions so far (chunked bodies)
   bool head_counted_ = false;          ///< the first chunk header has been seen
   bool meta_over_ = false;             ///< header_limit came from extensions or trailers
-  stream_sink* stream_ = nullptr;  ///< set: a streaming call
+  stream_sink* stream_ = nullptr;      ///< set: a streaming call
   std::string cancel_reason_;
   bool registered_ = false;
   bool started_ = false;
@@ -782,7 +793,8 @@ struct dendrite_runner {
   net::executor_work_guard<net::io_context::executor_type> guard;
   std::vector<std::thread> threads;
 
-  explicit dendrite_runner(unsigned n) : ioc(static_cast<int>(n == 0 ? 1 : n)), guard(ioc.get_executor()) {
+  explicit dendrite_runner(unsigned n)
+      : ioc(static_cast<int>(n == 0 ? 1 : n)), guard(ioc.get_executor()) {
     for (unsigned i = 0; i < (n == 0 ? 1 : n); ++i)
       threads.emplace_back([this] {
         pthread_setname_np(pthread_self(), "bt-dendrite");  // visible in top, perf, gdb
@@ -800,9 +812,10 @@ struct dendrite_runner {
 steady::time_point dendrite_deadline_after(double timeout) {
   // Non-finite or absurd timeouts are clamped: a deadline must exist (STYLE 4).
   double t = timeout;
-  if (!(t >= 0)) t = 0;                  // NaN, negative
+  if (!(t >= 0)) t = 0;  // NaN, negative
   if (t > 86400.0 * 365) t = 86400.0 * 365;
-  return steady::now() + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(t));
+  return steady::now() +
+         std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(t));
 }
 
 }  // namespace detail
@@ -826,7 +839,8 @@ dendrite::dendrite(keypair hotkey, options opt) {
 
 dendrite::dendrite(executor_type ex, keypair hotkey, options opt) {
   require_secret(hotkey);
-  state_ = std::make_shared<detail::dendrite_state>(std::move(opt), std::move(hotkey), std::move(ex));
+  state_ =
+      std::make_shared<detail::dendrite_state>(std::move(opt), std::move(hotkey), std::move(ex));
 }
 
 dendrite::~dendrite() {
@@ -838,11 +852,21 @@ dendrite::~dendrite() {
   }
 }
 
-dendrite::executor_type dendrite::get_executor() const noexcept { return state_->ex; }
-const keypair& dendrite::hotkey() const noexcept { return state_->key; }
-const std::string& dendrite::uuid() const noexcept { return state_->uuid; }
-const dendrite::options& dendrite::get_options() const noexcept { return state_->opt; }
-void dendrite::close_idle() { state_->close_idle(); }
+dendrite::executor_type dendrite::get_executor() const noexcept {
+  return state_->ex;
+}
+const keypair& dendrite::hotkey() const noexcept {
+  return state_->key;
+}
+const std::string& dendrite::uuid() const noexcept {
+  return state_->uuid;
+}
+const dendrite::options& dendrite::get_options() const noexcept {
+  return state_->opt;
+}
+void dendrite::close_idle() {
+  state_->close_idle();
+}
 
 dendrite_stats dendrite::stats() const {
   dendrite_stats s;
@@ -867,7 +891,7 @@ void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double
   call->target = std::move(target);
   call->done.emplace(std::move(handler), state_->ex);
   auto op = std::make_shared<detail::dendrite_call>(state_, call->target, ref, timeout,
-                                              detail::dendrite_deadline_after(timeout));
+                                                    detail::dendrite_deadline_after(timeout));
   if (call->done->slot.is_connected()) {
     call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
       if (auto sp = w.lock()) sp->cancel("cancelled by the caller");

@@ -121,24 +121,26 @@ std::string make_uuid1() {
   // not a MAC address), which is what Python's uuid1() does on hosts without a readable MAC.
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const std::uint64_t t =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() / 100) +
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() /
+                                 100) +
       0x01B21DD213814000ULL;
   std::array<std::uint8_t, 8> rnd{};
   randombytes_buf(rnd.data(), rnd.size());
   const std::uint32_t time_low = static_cast<std::uint32_t>(t & 0xFFFFFFFFu);
   const std::uint16_t time_mid = static_cast<std::uint16_t>((t >> 32) & 0xFFFFu);
   const std::uint16_t time_hi = static_cast<std::uint16_t>(((t >> 48) & 0x0FFFu) | 0x1000u);
-  const std::uint16_t clock_seq = static_cast<std::uint16_t>(((rnd[0] << 8 | rnd[1]) & 0x3FFFu) | 0x8000u);
+  const std::uint16_t clock_seq =
+      static_cast<std::uint16_t>(((rnd[0] << 8 | rnd[1]) & 0x3FFFu) | 0x8000u);
   std::array<std::uint8_t, 6> node{rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]};
   node[0] |= 0x01;
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x", time_low,
-                time_mid, time_hi, clock_seq, node[0], node[1], node[2], node[3], node[4], node[5]);
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x", time_low, time_mid,
+                time_hi, clock_seq, node[0], node[1], node[2], node[3], node[4], node[5]);
   return std::string(buf, 36);
 }
 
-void preset_request(synapse& s, const axon_info& target, double timeout,
-                    const request_identity& id, std::string_view dendrite_ip) {
+void preset_request(synapse& s, const axon_info& target, double timeout, const request_identity& id,
+                    std::string_view dendrite_ip) {
   s.timeout = timeout;
   // New blocks, as Python builds new TerminalInfo objects (PROTOCOL 4.2 steps 2-3).
   s.dendrite = terminal_info{};

@@ -14,14 +14,22 @@ class dendrite_category_impl final : public std::error_category {
   const char* name() const noexcept override { return "bt.dendrite"; }
   std::string message(int ev) const override {
     switch (static_cast<dendrite_errc>(ev)) {
-      case dendrite_errc::connect_failed: return "connect failed";
-      case dendrite_errc::timeout: return "deadline passed";
-      case dendrite_errc::disconnected: return "peer disconnected before the response head";
-      case dendrite_errc::payload_incomplete: return "peer disconnected inside the response body";
-      case dendrite_errc::response_too_large: return "response exceeds the configured limit";
-      case dendrite_errc::malformed_response: return "malformed response";
-      case dendrite_errc::invalid_address: return "invalid axon address";
-      case dendrite_errc::cancelled: return "request cancelled";
+      case dendrite_errc::connect_failed:
+        return "connect failed";
+      case dendrite_errc::timeout:
+        return "deadline passed";
+      case dendrite_errc::disconnected:
+        return "peer disconnected before the response head";
+      case dendrite_errc::payload_incomplete:
+        return "peer disconnected inside the response body";
+      case dendrite_errc::response_too_large:
+        return "response exceeds the configured limit";
+      case dendrite_errc::malformed_response:
+        return "malformed response";
+      case dendrite_errc::invalid_address:
+        return "invalid axon address";
+      case dendrite_errc::cancelled:
+        return "request cancelled";
     }
     return "unknown dendrite error";
   }
@@ -36,21 +44,29 @@ const std::error_category& dendrite_category() noexcept {
 
 int dendrite_status(dendrite_errc e) noexcept {
   switch (e) {
-    case dendrite_errc::connect_failed: return 503;
-    case dendrite_errc::timeout: return 408;
-    case dendrite_errc::disconnected: return 503;
-    case dendrite_errc::payload_incomplete: return 400;
-    case dendrite_errc::response_too_large: return 422;
-    case dendrite_errc::malformed_response: return 422;
-    case dendrite_errc::invalid_address: return 422;
-    case dendrite_errc::cancelled: return 503;
+    case dendrite_errc::connect_failed:
+      return 503;
+    case dendrite_errc::timeout:
+      return 408;
+    case dendrite_errc::disconnected:
+      return 503;
+    case dendrite_errc::payload_incomplete:
+      return 400;
+    case dendrite_errc::response_too_large:
+      return 422;
+    case dendrite_errc::malformed_response:
+      return 422;
+    case dendrite_errc::invalid_address:
+      return 422;
+    case dendrite_errc::cancelled:
+      return 503;
   }
   return 422;  // Python's DENDRITE_DEFAULT_ERROR
 }
 
 std::string dendrite_status_message(dendrite_errc e, std::string_view axon_ip,
-                                    std::int64_t axon_port, std::string_view name,
-                                    double timeout, std::string_view detail) {
+                                    std::int64_t axon_port, std::string_view name, double timeout,
+                                    std::string_view detail) {
   std::string m;
   switch (e) {
     case dendrite_errc::connect_failed:

@@ -18,18 +18,18 @@
 #include <bt/ss58.hpp>
 #include <bt/wallet.hpp>
 
-#include <CLI/CLI.hpp>
 #include <sodium.h>
+#include <CLI/CLI.hpp>
 
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <termios.h>
-#include <unistd.h>
 
 namespace {
 
@@ -45,8 +45,12 @@ int print(const bt::json& j, int code = 0) {
   return code;
 }
 
-[[noreturn]] void fail(std::string message) { throw cli_error{std::move(message)}; }
-[[noreturn]] void fail(const bt::error& err) { fail(err.message()); }
+[[noreturn]] void fail(std::string message) {
+  throw cli_error{std::move(message)};
+}
+[[noreturn]] void fail(const bt::error& err) {
+  fail(err.message());
+}
 
 /// A std::string wiped on destruction (passwords, mnemonics, URIs).
 struct secret {
@@ -91,7 +95,9 @@ secret trimmed(const std::string& s) {
 secret prompt_no_echo(const std::string& prompt) {
   const int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
   if (fd < 0)
-    fail("no terminal to ask for the password: set BT_WALLET_PASSWORD (or use --no-password where allowed)");
+    fail(
+        "no terminal to ask for the password: set BT_WALLET_PASSWORD (or use --no-password where "
+        "allowed)");
   g_tty_fd = fd;
   (void)!::write(fd, prompt.data(), prompt.size());
   if (::tcgetattr(fd, &g_saved_termios) == 0) {
@@ -147,9 +153,13 @@ bt::crypto_type parse_crypto(const std::string& name) {
   fail("--crypto must be sr25519 or ed25519, not \"" + name + "\"");
 }
 
-const char* crypto_name(bt::crypto_type t) { return t == bt::crypto_type::ed25519 ? "ed25519" : "sr25519"; }
+const char* crypto_name(bt::crypto_type t) {
+  return t == bt::crypto_type::ed25519 ? "ed25519" : "sr25519";
+}
 
-std::string hex0x(std::span<const std::uint8_t> b) { return "0x" + bt::to_hex(b); }
+std::string hex0x(std::span<const std::uint8_t> b) {
+  return "0x" + bt::to_hex(b);
+}
 
 /// "-" means: read the value from one line of stdin (keeps secrets out of argv and ps).
 secret value_or_stdin(const std::string& value, const char* flag) {
@@ -175,7 +185,9 @@ std::vector<std::uint8_t> message_bytes(const std::string& message, bool is_hex)
   return *bytes;
 }
 
-bt::json or_null(const std::optional<std::string>& s) { return s ? bt::json(*s) : bt::json(nullptr); }
+bt::json or_null(const std::optional<std::string>& s) {
+  return s ? bt::json(*s) : bt::json(nullptr);
+}
 
 void print_mnemonic(const std::string& what, const std::string& phrase) {
   std::cerr << "\nIMPORTANT: the mnemonic of the new " << what << " is printed below, once.\n"
@@ -195,10 +207,13 @@ struct wallet_flags {
   std::string hotkey;
 
   void add_to(CLI::App& cmd, bool with_hotkey) {
-    cmd.add_option("--wallet.path,--wallet-path", path, "Wallets directory (BT_WALLET_PATH)")->capture_default_str();
-    cmd.add_option("--wallet.name,--wallet-name", name, "Wallet name (BT_WALLET_NAME)")->capture_default_str();
+    cmd.add_option("--wallet.path,--wallet-path", path, "Wallets directory (BT_WALLET_PATH)")
+        ->capture_default_str();
+    cmd.add_option("--wallet.name,--wallet-name", name, "Wallet name (BT_WALLET_NAME)")
+        ->capture_default_str();
     if (with_hotkey)
-      cmd.add_option("--wallet.hotkey,--wallet-hotkey", hotkey, "Hotkey name (BT_WALLET_HOTKEY)")->capture_default_str();
+      cmd.add_option("--wallet.hotkey,--wallet-hotkey", hotkey, "Hotkey name (BT_WALLET_HOTKEY)")
+          ->capture_default_str();
   }
   bt::wallet open() const {
     try {
@@ -212,7 +227,8 @@ struct wallet_flags {
 int create_coldkey(const bt::wallet& w, const bt::keypair& kp, bool no_password, bool overwrite) {
   // Checked before asking for a password (write_coldkey checks again, atomically).
   for (const auto& p : {w.coldkey_path(), w.coldkeypub_path()})
-    if (!overwrite && ::access(p.c_str(), F_OK) == 0) fail(p.string() + " already exists (use --overwrite to replace it)");
+    if (!overwrite && ::access(p.c_str(), F_OK) == 0)
+      fail(p.string() + " already exists (use --overwrite to replace it)");
   bt::error err;
   bool ok;
   if (no_password) {
@@ -254,7 +270,8 @@ int check_words(int words) {
 std::optional<std::string> hotkey_address(const bt::wallet& w, const std::string& name) {
   bt::error err;
   if (auto data = bt::read_keyfile_bytes(w.hotkeypub_path(name), err)) {
-    if (auto kp = bt::keypair_from_keyfile_data(*data, std::nullopt, err)) return kp->ss58_address();
+    if (auto kp = bt::keypair_from_keyfile_data(*data, std::nullopt, err))
+      return kp->ss58_address();
   }
   if (auto data = bt::read_keyfile_bytes(w.hotkey_path(name), err)) {
     auto kp = bt::keypair_from_keyfile_data(*data, std::nullopt, err);
@@ -270,8 +287,11 @@ int cmd_list(const wallet_flags& f) {
     const bt::wallet w(bt::wallet_config{.path = f.path, .name = name});
     bt::error err;
     bt::json hotkeys = bt::json::array();
-    for (const auto& hk : w.hotkey_names()) hotkeys.push_back({{"name", hk}, {"ss58_address", or_null(hotkey_address(w, hk))}});
-    wallets.push_back({{"name", name}, {"coldkeypub", or_null(w.coldkeypub_ss58(err))}, {"hotkeys", std::move(hotkeys)}});
+    for (const auto& hk : w.hotkey_names())
+      hotkeys.push_back({{"name", hk}, {"ss58_address", or_null(hotkey_address(w, hk))}});
+    wallets.push_back({{"name", name},
+                       {"coldkeypub", or_null(w.coldkeypub_ss58(err))},
+                       {"hotkeys", std::move(hotkeys)}});
   }
   return print({{"path", bt::expand_user(f.path).string()}, {"wallets", std::move(wallets)}});
 }
@@ -285,9 +305,12 @@ int cmd_show(const wallet_flags& f, bool decrypt) {
   std::optional<std::string> hot;
   {
     auto kp = w.load_hotkey(err);
-    if (kp) hot = kp->ss58_address();
-    else if (err.code == bt::make_error_code(bt::errc::keyfile_wrong_password)) hot = hotkey_address(w, f.hotkey);
-    else if (err.code != bt::make_error_code(bt::errc::keyfile_not_found)) fail(err);
+    if (kp)
+      hot = kp->ss58_address();
+    else if (err.code == bt::make_error_code(bt::errc::keyfile_wrong_password))
+      hot = hotkey_address(w, f.hotkey);
+    else if (err.code != bt::make_error_code(bt::errc::keyfile_not_found))
+      fail(err);
   }
   const bool coldkey_exists = ::access(w.coldkey_path().c_str(), F_OK) == 0;
   if (!cold && !hot && !coldkey_exists) fail("no wallet at " + w.directory().string());
@@ -319,10 +342,13 @@ int cmd_inspect(const std::string& uri, const std::string& crypto, int ss58_form
   std::error_code ec;
   const auto address = bt::ss58::encode(kp.public_key(), ss58_format, ec);
   if (!address) fail("--ss58-format " + std::to_string(ss58_format) + ": " + ec.message());
-  return print({{"crypto", crypto_name(kp.type())}, {"public_key", hex0x(kp.public_key())}, {"ss58_address", *address}});
+  return print({{"crypto", crypto_name(kp.type())},
+                {"public_key", hex0x(kp.public_key())},
+                {"ss58_address", *address}});
 }
 
-int cmd_sign(const std::string& uri, const std::string& crypto, const std::string& message, bool is_hex) {
+int cmd_sign(const std::string& uri, const std::string& crypto, const std::string& message,
+             bool is_hex) {
   const auto kp = keypair_from_uri(uri, parse_crypto(crypto));
   const auto bytes = message_bytes(message, is_hex);
   return print({{"signature", hex0x(kp.sign(std::span<const std::uint8_t>(bytes)))}});
@@ -353,16 +379,19 @@ int cmd_ss58_decode(const std::string& address) {
 int cmd_ss58_encode(const std::string& public_key, int format) {
   const auto bytes = bt::from_hex(public_key);
   if (!bytes) fail("--public-key is not hex");
-  if (bytes->size() != 32) fail("--public-key must be 32 bytes, not " + std::to_string(bytes->size()));
+  if (bytes->size() != 32)
+    fail("--public-key must be 32 bytes, not " + std::to_string(bytes->size()));
   std::error_code ec;
-  const auto address = bt::ss58::encode(std::span<const std::uint8_t, 32>(bytes->data(), 32), format, ec);
+  const auto address =
+      bt::ss58::encode(std::span<const std::uint8_t, 32>(bytes->data(), 32), format, ec);
   if (!address) fail("--format " + std::to_string(format) + ": " + ec.message());
   return print({{"ss58_address", *address}});
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"bt-wallet: Bittensor wallets (btcli layout) and sr25519/ed25519 key tools.\n"
-               "Prints one JSON object on stdout; exit 0 ok, 1 verify failed, 2 error."};
+  CLI::App app{
+      "bt-wallet: Bittensor wallets (btcli layout) and sr25519/ed25519 key tools.\n"
+      "Prints one JSON object on stdout; exit 0 ok, 1 verify failed, 2 error."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "bt-wallet 0.1.0");
 
@@ -374,39 +403,55 @@ int run(int argc, char** argv) {
   std::string mnemonic, uri, crypto = "sr25519", message, address, signature, public_key;
   int ss58_format = bt::ss58::default_format;
 
-  auto* new_cold = app.add_subcommand("new-coldkey", "Create a coldkey from a fresh mnemonic (encrypted unless --no-password)");
+  auto* new_cold = app.add_subcommand(
+      "new-coldkey", "Create a coldkey from a fresh mnemonic (encrypted unless --no-password)");
   wf.add_to(*new_cold, false);
-  new_cold->add_option("--n-words", n_words, "Mnemonic length: 12, 15, 18, 21 or 24")->capture_default_str();
-  new_cold->add_flag("--no-password", no_password, "Write the coldkey unencrypted (as btcli allows)");
+  new_cold->add_option("--n-words", n_words, "Mnemonic length: 12, 15, 18, 21 or 24")
+      ->capture_default_str();
+  new_cold->add_flag("--no-password", no_password,
+                     "Write the coldkey unencrypted (as btcli allows)");
   new_cold->add_flag("--overwrite", overwrite, "Replace an existing coldkey");
 
-  auto* new_hot = app.add_subcommand("new-hotkey", "Create a hotkey (plaintext, as Bittensor stores hotkeys)");
+  auto* new_hot =
+      app.add_subcommand("new-hotkey", "Create a hotkey (plaintext, as Bittensor stores hotkeys)");
   wf.add_to(*new_hot, true);
-  new_hot->add_option("--n-words", n_words, "Mnemonic length: 12, 15, 18, 21 or 24")->capture_default_str();
+  new_hot->add_option("--n-words", n_words, "Mnemonic length: 12, 15, 18, 21 or 24")
+      ->capture_default_str();
   new_hot->add_flag("--overwrite", overwrite, "Replace an existing hotkey");
 
   auto* regen_cold = app.add_subcommand("regen-coldkey", "Recreate a coldkey from its mnemonic");
   wf.add_to(*regen_cold, false);
-  regen_cold->add_option("--mnemonic", mnemonic, "The words, quoted (\"-\": read one line from stdin)")->required();
+  regen_cold
+      ->add_option("--mnemonic", mnemonic, "The words, quoted (\"-\": read one line from stdin)")
+      ->required();
   regen_cold->add_flag("--no-password", no_password, "Write the coldkey unencrypted");
   regen_cold->add_flag("--overwrite", overwrite, "Replace an existing coldkey");
 
   auto* regen_hot = app.add_subcommand("regen-hotkey", "Recreate a hotkey from its mnemonic");
   wf.add_to(*regen_hot, true);
-  regen_hot->add_option("--mnemonic", mnemonic, "The words, quoted (\"-\": read one line from stdin)")->required();
+  regen_hot
+      ->add_option("--mnemonic", mnemonic, "The words, quoted (\"-\": read one line from stdin)")
+      ->required();
   regen_hot->add_flag("--overwrite", overwrite, "Replace an existing hotkey");
 
-  auto* list = app.add_subcommand("list", "List the wallets under --wallet.path with their addresses");
-  list->add_option("--wallet.path,--wallet-path", wf.path, "Wallets directory (BT_WALLET_PATH)")->capture_default_str();
+  auto* list =
+      app.add_subcommand("list", "List the wallets under --wallet.path with their addresses");
+  list->add_option("--wallet.path,--wallet-path", wf.path, "Wallets directory (BT_WALLET_PATH)")
+      ->capture_default_str();
 
   auto* show = app.add_subcommand("show", "Print the coldkeypub and hotkey addresses of a wallet");
   wf.add_to(*show, true);
-  show->add_flag("--decrypt", decrypt, "Also open the coldkey (asks for its password) and print its address");
+  show->add_flag("--decrypt", decrypt,
+                 "Also open the coldkey (asks for its password) and print its address");
 
   auto* inspect = app.add_subcommand("inspect", "Public key and SS58 address of a secret URI");
-  inspect->add_option("--uri", uri, "Mnemonic[//hard][/soft][///password], //Alice, or 0x<seed> (\"-\": stdin)")->required();
+  inspect
+      ->add_option("--uri", uri,
+                   "Mnemonic[//hard][/soft][///password], //Alice, or 0x<seed> (\"-\": stdin)")
+      ->required();
   inspect->add_option("--crypto", crypto, "sr25519 or ed25519")->capture_default_str();
-  inspect->add_option("--ss58-format", ss58_format, "SS58 format of the printed address")->capture_default_str();
+  inspect->add_option("--ss58-format", ss58_format, "SS58 format of the printed address")
+      ->capture_default_str();
 
   auto* sign = app.add_subcommand("sign", "Sign a message with the key of a secret URI");
   sign->add_option("--uri", uri, "Secret URI (\"-\": stdin)")->required();
@@ -416,7 +461,8 @@ int run(int argc, char** argv) {
 
   auto* verify = app.add_subcommand("verify", "Verify a signature; exit 0 if valid, 1 if not");
   verify->add_option("--address", address, "SS58 address of the signer (any format)")->required();
-  verify->add_option("--message", message, "The message (UTF-8 text, or hex with --hex)")->required();
+  verify->add_option("--message", message, "The message (UTF-8 text, or hex with --hex)")
+      ->required();
   verify->add_option("--signature", signature, "0x + 128 hex digits")->required();
   verify->add_option("--crypto", crypto, "sr25519 or ed25519")->capture_default_str();
   verify->add_flag("--hex", is_hex, "--message is hex (an optional 0x prefix)");

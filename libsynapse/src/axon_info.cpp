@@ -34,8 +34,9 @@ error read_int(const json& j, std::string_view key, std::int64_t min, std::int64
   std::int64_t v = 0;
   if (auto err = detail::cast_int(j, v, where)) return err;
   if (v < min || v > max)
-    return detail::make_error(errc::invalid_integer, where,
-                              "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return detail::make_error(
+        errc::invalid_integer, where,
+        "out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   out = v;
   return {};
 }
@@ -69,12 +70,14 @@ error axon_info_from_json(const json& j, axon_info& out) {
   bool have_ip_type = ip_type_it != j.end() && !ip_type_it->is_null();
   if (have_ip_type) {
     if (auto err = read_int(*ip_type_it, "ip_type", 4, 6, v)) return err;
-    if (v != 4 && v != 6) return detail::make_error(errc::invalid_integer, "axon_info.ip_type", "must be 4 or 6");
+    if (v != 4 && v != 6)
+      return detail::make_error(errc::invalid_integer, "axon_info.ip_type", "must be 4 or 6");
     a.ip_type = static_cast<int>(v);
   }
 
   auto ip_it = j.find("ip");
-  if (ip_it == j.end() || ip_it->is_null()) return detail::make_error(errc::missing_field, "axon_info.ip", "required");
+  if (ip_it == j.end() || ip_it->is_null())
+    return detail::make_error(errc::missing_field, "axon_info.ip", "required");
   if (ip_it->is_string()) {
     a.ip = ip_it->get<std::string>();
     if (!have_ip_type) a.ip_type = a.ip.find(':') != std::string::npos ? 6 : 4;
@@ -87,8 +90,9 @@ error axon_info_from_json(const json& j, axon_info& out) {
       return detail::make_error(errc::invalid_integer, "axon_info.ip", "does not fit IPv4");
     a.ip = ip_from_integer(n, a.ip_type);
   } else {
-    return detail::make_error(errc::wrong_type, "axon_info.ip",
-                              "expected a string or an integer, got " + std::string(detail::json_type_name(*ip_it)));
+    return detail::make_error(
+        errc::wrong_type, "axon_info.ip",
+        "expected a string or an integer, got " + std::string(detail::json_type_name(*ip_it)));
   }
 
   auto port_it = j.find("port");
@@ -101,18 +105,21 @@ error axon_info_from_json(const json& j, axon_info& out) {
   if (hotkey_it == j.end() || hotkey_it->is_null())
     return detail::make_error(errc::missing_field, "axon_info.hotkey", "required");
   if (!hotkey_it->is_string())
-    return detail::make_error(errc::wrong_type, "axon_info.hotkey",
-                              "expected a string, got " + std::string(detail::json_type_name(*hotkey_it)));
+    return detail::make_error(
+        errc::wrong_type, "axon_info.hotkey",
+        "expected a string, got " + std::string(detail::json_type_name(*hotkey_it)));
   a.hotkey = hotkey_it->get<std::string>();
 
   if (auto it = j.find("coldkey"); it != j.end() && !it->is_null()) {
     if (!it->is_string())
-      return detail::make_error(errc::wrong_type, "axon_info.coldkey",
-                                "expected a string, got " + std::string(detail::json_type_name(*it)));
+      return detail::make_error(
+          errc::wrong_type, "axon_info.coldkey",
+          "expected a string, got " + std::string(detail::json_type_name(*it)));
     a.coldkey = it->get<std::string>();
   }
   if (auto it = j.find("version"); it != j.end() && !it->is_null()) {
-    if (auto err = read_int(*it, "version", 0, std::numeric_limits<std::int64_t>::max(), v)) return err;
+    if (auto err = read_int(*it, "version", 0, std::numeric_limits<std::int64_t>::max(), v))
+      return err;
     a.version = v;
   }
   if (auto it = j.find("protocol"); it != j.end() && !it->is_null()) {

@@ -48,8 +48,7 @@ inline char32_t decode_utf8(const char*& p, const char* end) noexcept {
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     const int c1 = cont(1), c2 = cont(2), c3 = cont(3);
     if (c1 >= 0 && c2 >= 0 && c3 >= 0) {
-      const char32_t cp =
-          static_cast<char32_t>(((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3);
+      const char32_t cp = static_cast<char32_t>(((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3);
       if (cp >= 0x10000 && cp <= 0x10FFFF) {
         p += 4;
         return cp;
@@ -149,7 +148,7 @@ inline bool is_printable_ascii(std::string_view text) noexcept {
     std::uint64_t w;
     std::memcpy(&w, p, 8);
     const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;  // some byte < 0x20
-    const std::uint64_t del_or_high = ((w + ones) | w) & highs;         // some byte >= 0x7F
+    const std::uint64_t del_or_high = ((w + ones) | w) & highs;        // some byte >= 0x7F
     if ((below_space | del_or_high) != 0) return false;
   }
   for (; n > 0; ++p, --n) {

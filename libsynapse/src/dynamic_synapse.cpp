@@ -34,16 +34,25 @@ std::string_view placeholder_for(const json& value) noexcept {
 
 std::string_view json_type_name(const json& value) noexcept {
   switch (value.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    case json::value_t::binary: return "binary";
-    case json::value_t::discarded: return "discarded";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::binary:
+      return "binary";
+    case json::value_t::discarded:
+      return "discarded";
   }
   return "unknown";
 }
@@ -65,7 +74,8 @@ json& value_of(synapse& s, const field_descriptor& f) {
 
 constexpr field_ops dynamic_ops{
     .to_json = [](const synapse& s, const field_descriptor& f, json& out) { out = value_of(s, f); },
-    .from_json = [](synapse& s, const field_descriptor& f, const json& in, std::string& why) -> bool {
+    .from_json = [](synapse& s, const field_descriptor& f, const json& in,
+                    std::string& why) -> bool {
       try {
         value_of(s, f) = in;  // untyped: any JSON value is accepted as is
         return true;
@@ -74,22 +84,24 @@ constexpr field_ops dynamic_ops{
         return false;
       }
     },
-    .is_null = [](const synapse& s, const field_descriptor& f) -> bool { return value_of(s, f).is_null(); },
+    .is_null = [](const synapse& s, const field_descriptor& f) -> bool {
+      return value_of(s, f).is_null();
+    },
     .placeholder = [](const synapse& s, const field_descriptor& f) -> std::string_view {
       return placeholder_for(value_of(s, f));
     },
     .python_str = [](const synapse& s, const field_descriptor& f,
                      std::string& out) { append_python_str(value_of(s, f), out); },
-    .assign = [](const synapse& from, synapse& to, const field_descriptor& f) { value_of(to, f) = value_of(from, f); },
+    .assign = [](const synapse& from, synapse& to,
+                 const field_descriptor& f) { value_of(to, f) = value_of(from, f); },
 };
 
 }  // namespace
 }  // namespace detail
 
-std::shared_ptr<const synapse_descriptor> make_dynamic_descriptor(std::string name,
-                                                                   const std::vector<dynamic_field_spec>& fields,
-                                                                   const std::vector<std::string>& hash_fields,
-                                                                   error& err) {
+std::shared_ptr<const synapse_descriptor> make_dynamic_descriptor(
+    std::string name, const std::vector<dynamic_field_spec>& fields,
+    const std::vector<std::string>& hash_fields, error& err) {
   err = {};
   std::vector<std::string_view> names;
   names.reserve(fields.size());
@@ -100,7 +112,10 @@ std::shared_ptr<const synapse_descriptor> make_dynamic_descriptor(std::string na
   std::vector<field_descriptor> descs;
   descs.reserve(fields.size());
   for (const auto& f : fields)
-    descs.push_back(field_descriptor{.name = f.name, .kind = f.kind, .header_name = {}, .index = 0,
+    descs.push_back(field_descriptor{.name = f.name,
+                                     .kind = f.kind,
+                                     .header_name = {},
+                                     .index = 0,
                                      .ops = &detail::dynamic_ops});
   return std::make_shared<const synapse_descriptor>(std::move(name), std::move(descs), hashes);
 }

@@ -45,11 +45,11 @@ constexpr std::string_view axon_header_names[10] = {
     "bt_header_axon_nonce",       "bt_header_axon_uuid",           "bt_header_axon_hotkey",
     "bt_header_axon_signature"};
 constexpr std::string_view dendrite_header_names[10] = {
-    "bt_header_dendrite_status_code", "bt_header_dendrite_status_message",
+    "bt_header_dendrite_status_code",  "bt_header_dendrite_status_message",
     "bt_header_dendrite_process_time", "bt_header_dendrite_ip",
-    "bt_header_dendrite_port",        "bt_header_dendrite_version",
-    "bt_header_dendrite_nonce",       "bt_header_dendrite_uuid",
-    "bt_header_dendrite_hotkey",      "bt_header_dendrite_signature"};
+    "bt_header_dendrite_port",         "bt_header_dendrite_version",
+    "bt_header_dendrite_nonce",        "bt_header_dendrite_uuid",
+    "bt_header_dendrite_hotkey",       "bt_header_dendrite_signature"};
 
 constexpr std::size_t max_name_bytes = 256;
 
@@ -81,7 +81,8 @@ void emit_terminal(emitter& e, const std::string_view (&names)[10], const termin
           e.add(names[i], {buf, detail::format_python_float(*v, buf)});
         break;
       case kind::text:
-        if (const auto& v = t.*f.text_member) e.add(names[i], detail::sanitize_header_value(*v, scratch));
+        if (const auto& v = t.*f.text_member)
+          e.add(names[i], detail::sanitize_header_value(*v, scratch));
         break;
     }
   }
@@ -98,7 +99,9 @@ std::string_view strip(std::string_view s) noexcept {
   return s;
 }
 
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
 
 /// Copies a digitpart (digit (['_'] digit)*) from s at i into out; false if malformed or empty.
 bool take_digits(std::string_view s, std::size_t& i, std::string& out) {
@@ -150,8 +153,10 @@ int_parse python_int(std::string_view text, std::int64_t& out) noexcept {
       return int_parse::syntax;
     }
     const unsigned d = static_cast<unsigned>(c - '0');
-    if (v > (limit - d) / 10) range = true;  // keep scanning: syntax errors win
-    else v = v * 10 + d;
+    if (v > (limit - d) / 10)
+      range = true;  // keep scanning: syntax errors win
+    else
+      v = v * 10 + d;
   }
   if (range) return int_parse::range;
   out = neg ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
@@ -254,7 +259,8 @@ bool parse_python_float(std::string_view text, double& out) noexcept {
     return true;
   }
   if (detail::iequals(s, "nan")) {
-    out = neg ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
+    out =
+        neg ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
     return true;
   }
   try {
@@ -326,16 +332,20 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
   };
   auto check_value = [&]() -> bool {
     if (value.size() <= max_value_bytes) return true;
-    return fail(errc::value_too_long, "value of " + std::to_string(value.size()) + " bytes exceeds " +
-                                          std::to_string(max_value_bytes));
+    return fail(errc::value_too_long, "value of " + std::to_string(value.size()) +
+                                          " bytes exceeds " + std::to_string(max_value_bytes));
   };
   auto take_int = [&](std::optional<std::int64_t>& dst) -> bool {
     if (!check_value()) return false;
     std::int64_t v = 0;
     switch (detail::python_int(value, v)) {
-      case detail::int_parse::ok: dst = v; return true;
-      case detail::int_parse::range: return fail(errc::invalid_integer, "integer out of range: " + detail::preview(value));
-      case detail::int_parse::syntax: break;
+      case detail::int_parse::ok:
+        dst = v;
+        return true;
+      case detail::int_parse::range:
+        return fail(errc::invalid_integer, "integer out of range: " + detail::preview(value));
+      case detail::int_parse::syntax:
+        break;
     }
     return fail(errc::invalid_integer, "not a Python int() literal: " + detail::preview(value));
   };
@@ -356,9 +366,12 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
     for (const auto& f : terminal_fields) {
       if (!detail::iequals(suffix, f.name)) continue;
       switch (f.k) {
-        case kind::integer: return take_int(t.*f.int_member);
-        case kind::floating: return take_float(t.*f.float_member);
-        case kind::text: return take_text(t.*f.text_member);
+        case kind::integer:
+          return take_int(t.*f.int_member);
+        case kind::floating:
+          return take_float(t.*f.float_member);
+        case kind::text:
+          return take_text(t.*f.text_member);
       }
     }
     return true;  // unknown TerminalInfo keys are ignored, as pydantic does
@@ -368,16 +381,18 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
     constexpr std::string_view prefix = "bt_header_";
     if (detail::istarts_with(name, prefix)) {
       if (name.size() > max_name_bytes)
-        return fail(errc::value_too_long, "header name of " + std::to_string(name.size()) + " bytes exceeds " +
-                                              std::to_string(max_name_bytes));
+        return fail(errc::value_too_long, "header name of " + std::to_string(name.size()) +
+                                              " bytes exceeds " + std::to_string(max_name_bytes));
       const std::string_view rest = name.substr(prefix.size());
       if (detail::istarts_with(rest, "axon_")) return terminal(target_.axon, rest.substr(5));
-      if (detail::istarts_with(rest, "dendrite_")) return terminal(target_.dendrite, rest.substr(9));
+      if (detail::istarts_with(rest, "dendrite_"))
+        return terminal(target_.dendrite, rest.substr(9));
       if (detail::istarts_with(rest, "input_obj_")) {
         // A placeholder (PROTOCOL 2.3): checked to be base64 of JSON, never taken as data.
         if (!check_value()) return false;
-        for (auto known : {detail::placeholder_int, detail::placeholder_str, detail::placeholder_list,
-                           detail::placeholder_dict, detail::placeholder_float, detail::placeholder_bool})
+        for (auto known :
+             {detail::placeholder_int, detail::placeholder_str, detail::placeholder_list,
+              detail::placeholder_dict, detail::placeholder_float, detail::placeholder_bool})
           if (value == known) return true;
         std::string decoded;
         if (!detail::base64_decode(value, decoded))

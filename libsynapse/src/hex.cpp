@@ -13,7 +13,8 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
 }
 
 std::optional<std::vector<std::uint8_t>> from_hex(std::string_view text) {
-  if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+  if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    text.remove_prefix(2);
   if (text.size() % 2 != 0) return std::nullopt;
   auto nibble = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';

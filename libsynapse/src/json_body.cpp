@@ -23,7 +23,8 @@ constexpr char hex_digits[] = "0123456789abcdef";
 /// (copied as UTF-8 after validation by the slow path).
 constexpr auto make_plain(bool ascii) {
   std::array<bool, 256> t{};
-  for (int c = 0x20; c < 256; ++c) t[static_cast<std::size_t>(c)] = c != '"' && c != '\\' && (ascii ? c < 0x7F : c < 0x80);
+  for (int c = 0x20; c < 256; ++c)
+    t[static_cast<std::size_t>(c)] = c != '"' && c != '\\' && (ascii ? c < 0x7F : c < 0x80);
   return t;
 }
 constexpr auto plain_ascii = make_plain(true);
@@ -35,7 +36,9 @@ constexpr auto plain_utf8 = make_plain(false);
 class writer {
  public:
   writer(std::string& out, json_style style) noexcept
-      : out_(out), ascii_(style == json_style::python_dumps), item_sep_(ascii_ ? ", " : ","),
+      : out_(out),
+        ascii_(style == json_style::python_dumps),
+        item_sep_(ascii_ ? ", " : ","),
         key_sep_(ascii_ ? ": " : ":") {}
 
   void begin_object() { out_ += '{'; }
@@ -176,8 +179,12 @@ class writer {
 
  private:
   void u_escape(unsigned cp) {
-    char buf[6] = {'\\', 'u', hex_digits[(cp >> 12) & 0xF], hex_digits[(cp >> 8) & 0xF],
-                   hex_digits[(cp >> 4) & 0xF], hex_digits[cp & 0xF]};
+    char buf[6] = {'\\',
+                   'u',
+                   hex_digits[(cp >> 12) & 0xF],
+                   hex_digits[(cp >> 8) & 0xF],
+                   hex_digits[(cp >> 4) & 0xF],
+                   hex_digits[cp & 0xF]};
     out_.append(buf, 6);
   }
 
@@ -189,13 +196,27 @@ class writer {
       if (u < 0x80) {
         ++p;
         switch (u) {
-          case '"': out_ += "\\\""; break;
-          case '\\': out_ += "\\\\"; break;
-          case '\n': out_ += "\\n"; break;
-          case '\r': out_ += "\\r"; break;
-          case '\t': out_ += "\\t"; break;
-          case '\b': out_ += "\\b"; break;
-          case '\f': out_ += "\\f"; break;
+          case '"':
+            out_ += "\\\"";
+            break;
+          case '\\':
+            out_ += "\\\\";
+            break;
+          case '\n':
+            out_ += "\\n";
+            break;
+          case '\r':
+            out_ += "\\r";
+            break;
+          case '\t':
+            out_ += "\\t";
+            break;
+          case '\b':
+            out_ += "\\b";
+            break;
+          case '\f':
+            out_ += "\\f";
+            break;
           default:
             if (u < 0x20 || (ascii_ && u == 0x7F))
               u_escape(u);
@@ -308,9 +329,9 @@ error read_opt_string(json& v, std::optional<std::string>& out, const where_t& w
   return {};
 }
 
-constexpr std::string_view terminal_keys[10] = {"status_code", "status_message", "process_time", "ip",
-                                                "port",        "version",        "nonce",        "uuid",
-                                                "hotkey",      "signature"};
+constexpr std::string_view terminal_keys[10] = {
+    "status_code", "status_message", "process_time", "ip",     "port",
+    "version",     "nonce",          "uuid",         "hotkey", "signature"};
 
 int terminal_key_index(std::string_view key) noexcept {
   for (int i = 0; i < 10; ++i)
@@ -322,16 +343,26 @@ int terminal_key_index(std::string_view key) noexcept {
 error read_terminal_field(int index, json& v, terminal_info& t, std::string_view where) {
   const where_t w{where, terminal_keys[index]};
   switch (index) {
-    case 0: return read_opt_int(v, t.status_code, w);
-    case 1: return read_opt_string(v, t.status_message, w);
-    case 2: return read_opt_float(v, t.process_time, w);
-    case 3: return read_opt_string(v, t.ip, w);
-    case 4: return read_opt_int(v, t.port, w);
-    case 5: return read_opt_int(v, t.version, w);
-    case 6: return read_opt_int(v, t.nonce, w);
-    case 7: return read_opt_string(v, t.uuid, w);
-    case 8: return read_opt_string(v, t.hotkey, w);
-    default: return read_opt_string(v, t.signature, w);
+    case 0:
+      return read_opt_int(v, t.status_code, w);
+    case 1:
+      return read_opt_string(v, t.status_message, w);
+    case 2:
+      return read_opt_float(v, t.process_time, w);
+    case 3:
+      return read_opt_string(v, t.ip, w);
+    case 4:
+      return read_opt_int(v, t.port, w);
+    case 5:
+      return read_opt_int(v, t.version, w);
+    case 6:
+      return read_opt_int(v, t.nonce, w);
+    case 7:
+      return read_opt_string(v, t.uuid, w);
+    case 8:
+      return read_opt_string(v, t.hotkey, w);
+    default:
+      return read_opt_string(v, t.signature, w);
   }
 }
 
@@ -349,8 +380,9 @@ class body_reader {
     if (sc_.peek() != '{') {
       json v;
       if (!sc_.parse_document(v)) return sc_.take_error();
-      return detail::make_error(errc::invalid_body, "body",
-                                std::string("expected a JSON object, got ") + std::string(detail::json_type_name(v)));
+      return detail::make_error(
+          errc::invalid_body, "body",
+          std::string("expected a JSON object, got ") + std::string(detail::json_type_name(v)));
     }
     if (!sc_.enter(0)) return sc_.take_error();
     sc_.consume('{');
@@ -407,8 +439,8 @@ class body_reader {
     return sc_.take_error();
   }
 
-  static constexpr std::string_view base_keys[7] = {"name",     "timeout", "total_size",        "header_size",
-                                                    "dendrite", "axon",    "computed_body_hash"};
+  static constexpr std::string_view base_keys[7] = {
+      "name", "timeout", "total_size", "header_size", "dendrite", "axon", "computed_body_hash"};
   static int base_key_index(std::string_view key) noexcept {
     for (int i = 0; i < 7; ++i)
       if (key == base_keys[i]) return i;
@@ -419,12 +451,20 @@ class body_reader {
   /// false only when the scanner failed.
   bool member(int base, const field_descriptor* f) {
     switch (base) {
-      case 0: return sc_.skip_value(1);  // name: Python sets it from the class
-      case 1: return scalar([&] { return read_opt_float(value_, target_.timeout, {"body.timeout"}); });
-      case 2: return scalar([&] { return read_opt_int(value_, target_.total_size, {"body.total_size"}); });
-      case 3: return scalar([&] { return read_opt_int(value_, target_.header_size, {"body.header_size"}); });
-      case 4: return terminal(target_.dendrite, "body.dendrite");
-      case 5: return terminal(target_.axon, "body.axon");
+      case 0:
+        return sc_.skip_value(1);  // name: Python sets it from the class
+      case 1:
+        return scalar([&] { return read_opt_float(value_, target_.timeout, {"body.timeout"}); });
+      case 2:
+        return scalar(
+            [&] { return read_opt_int(value_, target_.total_size, {"body.total_size"}); });
+      case 3:
+        return scalar(
+            [&] { return read_opt_int(value_, target_.header_size, {"body.header_size"}); });
+      case 4:
+        return terminal(target_.dendrite, "body.dendrite");
+      case 5:
+        return terminal(target_.axon, "body.axon");
       case 6:
         return scalar([&]() -> error {
           if (value_.is_null())
@@ -435,7 +475,8 @@ class body_reader {
             return wrong_type("body.computed_body_hash", "a string", value_);
           return {};
         });
-      default: break;
+      default:
+        break;
     }
     if (f == nullptr) return sc_.skip_value(1);  // unknown keys are ignored, as pydantic does
     return scalar([&]() -> error {
@@ -494,7 +535,8 @@ class body_reader {
   }
 
   bool terminal_member(terminal_info& t, int index, std::string_view where) {
-    if (semantic_ || index < 0) return sc_.skip_value(2);  // other keys are ignored, as pydantic does
+    if (semantic_ || index < 0)
+      return sc_.skip_value(2);  // other keys are ignored, as pydantic does
     return terminal_scalar([&] { return read_terminal_field(index, value_, t, where); });
   }
 
@@ -518,7 +560,8 @@ class body_reader {
 
 namespace detail {
 
-error parse_json_text(std::string_view text, json& out, std::size_t max_depth, std::string_view what) {
+error parse_json_text(std::string_view text, json& out, std::size_t max_depth,
+                      std::string_view what) {
   try {
     json result;
     json_scanner sc(text, max_depth, what);
@@ -536,7 +579,8 @@ error cast_int(const json& v, std::int64_t& out, std::string_view where) {
       out = v.get<std::int64_t>();
       return {};
     case json::value_t::number_unsigned:
-      if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      if (v.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         return make_error(errc::invalid_integer, std::string(where), "integer out of range");
       out = v.get<std::int64_t>();
       return {};
@@ -552,12 +596,16 @@ error cast_int(const json& v, std::int64_t& out, std::string_view where) {
     case json::value_t::string: {
       const auto& s = v.get_ref<const std::string&>();
       switch (python_int(s, out)) {
-        case int_parse::ok: return {};
+        case int_parse::ok:
+          return {};
         case int_parse::range:
-          return make_error(errc::invalid_integer, std::string(where), "integer out of range: " + preview(s));
-        case int_parse::syntax: break;
+          return make_error(errc::invalid_integer, std::string(where),
+                            "integer out of range: " + preview(s));
+        case int_parse::syntax:
+          break;
       }
-      return make_error(errc::invalid_integer, std::string(where), "not a Python int() literal: " + preview(s));
+      return make_error(errc::invalid_integer, std::string(where),
+                        "not a Python int() literal: " + preview(s));
     }
     default:
       return wrong_type(std::string(where), "an integer", v);
@@ -572,14 +620,16 @@ error cast_float(const json& v, double& out, std::string_view where) {
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
     if (parse_python_float(s, out)) return {};
-    return make_error(errc::invalid_float, std::string(where), "not a Python float() literal: " + preview(s));
+    return make_error(errc::invalid_float, std::string(where),
+                      "not a Python float() literal: " + preview(s));
   }
   return wrong_type(std::string(where), "a number", v);
 }
 
 }  // namespace detail
 
-void write_json_body(const synapse_descriptor& d, const synapse& s, std::string& out, json_style style) {
+void write_json_body(const synapse_descriptor& d, const synapse& s, std::string& out,
+                     json_style style) {
   writer w(out, style);
   w.begin_object();
   write_base(w, d, s);
@@ -653,9 +703,9 @@ error read_json_body(const synapse_descriptor& d, std::string_view text, synapse
 error read_json_value(const synapse_descriptor& d, const json& value, synapse& target) {
   try {
     if (!value.is_object())
-      return detail::make_error(errc::invalid_body, "body",
-                                std::string("expected a JSON object, got ") +
-                                    std::string(detail::json_type_name(value)));
+      return detail::make_error(
+          errc::invalid_body, "body",
+          std::string("expected a JSON object, got ") + std::string(detail::json_type_name(value)));
     // "name" is not read: Python replaces it with the class name on every construction.
     if (auto it = value.find("timeout"); it != value.end())
       if (auto err = read_opt_float(*it, target.timeout, {"body.timeout"})) return err;
@@ -687,7 +737,8 @@ error read_json_value(const synapse_descriptor& d, const json& value, synapse& t
     for (const auto& f : d.fields()) {
       auto it = value.find(f.name);
       if (it == value.end()) {
-        if (f.required()) return detail::make_error(errc::missing_field, "body." + f.name, "required field absent");
+        if (f.required())
+          return detail::make_error(errc::missing_field, "body." + f.name, "required field absent");
         continue;
       }
       why.clear();

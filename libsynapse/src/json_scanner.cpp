@@ -29,7 +29,9 @@ int hex4(const char* p) noexcept {
   return v;
 }
 
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
 
 /// Bytes that continue a plain run inside a string: printable ASCII except '"' and '\\'.
 constexpr auto plain_table = [] {
@@ -79,7 +81,8 @@ bool json_scanner::enter(std::size_t depth) {
 }
 
 bool json_scanner::literal(std::string_view word) {
-  if (static_cast<std::size_t>(end_ - p_) >= word.size() && std::string_view(p_, word.size()) == word) {
+  if (static_cast<std::size_t>(end_ - p_) >= word.size() &&
+      std::string_view(p_, word.size()) == word) {
     p_ += word.size();
     return true;
   }
@@ -121,7 +124,8 @@ bool json_scanner::scan_string(std::string_view& raw, bool& escaped) {
       p_ += 6;
       if (v >= 0xDC00 && v <= 0xDFFF) return syntax_error("lone surrogate in \\u escape");
       if (v >= 0xD800 && v <= 0xDBFF) {
-        if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') return syntax_error("lone surrogate in \\u escape");
+        if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u')
+          return syntax_error("lone surrogate in \\u escape");
         const int lo = hex4(p_ + 2);
         if (lo < 0xDC00 || lo > 0xDFFF) return syntax_error("lone surrogate in \\u escape");
         p_ += 6;
@@ -129,7 +133,14 @@ bool json_scanner::scan_string(std::string_view& raw, bool& escaped) {
       continue;
     }
     switch (e) {
-      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
         p_ += 2;
         continue;
       default:
@@ -152,14 +163,30 @@ bool json_scanner::decode_string(std::string_view raw, std::string& out) {
     const char e = raw[next + 1];
     i = next + 2;
     switch (e) {
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case '/': out += '/'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '/':
+        out += '/';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
       case 'u': {
         // Validated by scan_string: 4 hex digits, surrogates paired.
         char32_t cp = static_cast<char32_t>(hex4(raw.data() + i));
@@ -234,7 +261,8 @@ bool json_scanner::parse_number(json* out) {
     }
     if (out != nullptr) {
       if (neg)
-        *out = v == neg_limit ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(v);
+        *out = v == neg_limit ? std::numeric_limits<std::int64_t>::min()
+                              : -static_cast<std::int64_t>(v);
       else
         *out = v;
     }
@@ -371,9 +399,12 @@ bool json_scanner::skip_value(std::size_t depth) {
       bool escaped = false;
       return scan_string(raw, escaped);
     }
-    case 't': return literal("true");
-    case 'f': return literal("false");
-    case 'n': return literal("null");
+    case 't':
+      return literal("true");
+    case 'f':
+      return literal("false");
+    case 'n':
+      return literal("null");
     default:
       if (*p_ == '-' || is_digit(*p_)) return parse_number(nullptr);
       return syntax_error("unexpected character");

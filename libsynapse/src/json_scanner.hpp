@@ -56,7 +56,10 @@ class json_scanner {
  public:
   /// `what` names the input in errors ("body", "json").
   json_scanner(std::string_view text, std::size_t max_depth, std::string_view what) noexcept
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth),
+      : begin_(text.data()),
+        p_(text.data()),
+        end_(text.data() + text.size()),
+        max_depth_(max_depth),
         what_(what) {}
 
   /// Parses one complete document (value + only whitespace after it) into `out`.

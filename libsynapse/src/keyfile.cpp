@@ -6,12 +6,12 @@
 
 #include <sodium.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace bt {
 namespace {
@@ -20,7 +20,8 @@ constexpr std::string_view nacl_prefix = "$NACL";
 constexpr std::size_t max_keyfile_bytes = 1 << 20;
 
 bool starts_with(std::span<const std::uint8_t> data, std::string_view prefix) noexcept {
-  return data.size() >= prefix.size() && std::memcmp(data.data(), prefix.data(), prefix.size()) == 0;
+  return data.size() >= prefix.size() &&
+         std::memcmp(data.data(), prefix.data(), prefix.size()) == 0;
 }
 
 error kf_error(errc e, std::string detail, std::string what = "keyfile") {
@@ -70,7 +71,9 @@ struct json_wiper {
   ~json_wiper() { wipe_json(j); }
 };
 
-std::string hex0x(std::span<const std::uint8_t> bytes) { return "0x" + to_hex(bytes); }
+std::string hex0x(std::span<const std::uint8_t> bytes) {
+  return "0x" + to_hex(bytes);
+}
 
 // The public key a keyfile claims: publicKey, else accountId, else ss58Address; nullopt in
 // `out` when it claims none. Returns false (err set) when a claim is malformed.
@@ -124,8 +127,9 @@ std::optional<keypair> from_secret_field(const std::string& text, const char* ke
     return keypair::from_seed(std::span<const std::uint8_t, 32>(bytes->data(), 32), type);
   }
   if (bytes->size() != 64) {
-    err = kf_error(errc::keyfile_invalid, std::string(key) + " must be " + (allow_seed ? "32 or " : "") +
-                                              "64 bytes, not " + std::to_string(bytes->size()));
+    err = kf_error(errc::keyfile_invalid, std::string(key) + " must be " +
+                                              (allow_seed ? "32 or " : "") + "64 bytes, not " +
+                                              std::to_string(bytes->size()));
     return std::nullopt;
   }
   std::optional<public_key_bytes> claimed;
@@ -135,16 +139,18 @@ std::optional<keypair> from_secret_field(const std::string& text, const char* ke
   if (!kp) {
     // With a claimed public key, from_secret_key fails when neither form matches it.
     if (have_claim) {
-      err = kf_error(errc::keyfile_invalid, std::string(key) + " does not belong to the file's public key (" +
-                                                err.message() + ")");
+      err = kf_error(
+          errc::keyfile_invalid,
+          std::string(key) + " does not belong to the file's public key (" + err.message() + ")");
     } else {
       err.what = "keyfile " + std::string(key);
     }
     return std::nullopt;
   }
   if (have_claim && kp->public_key() != *claimed) {
-    err = kf_error(errc::keyfile_invalid, std::string(key) + " does not belong to the file's public key " +
-                                              "(neither the canonical nor the x8 secret key form matches)");
+    err = kf_error(errc::keyfile_invalid,
+                   std::string(key) + " does not belong to the file's public key " +
+                       "(neither the canonical nor the x8 secret key form matches)");
     return std::nullopt;
   }
   return kp;
@@ -208,7 +214,8 @@ std::optional<keypair> deserialize_keyfile(std::string_view text, error& err, cr
   }
   for (const auto& [key, value] : doc.items()) {
     if (!value.is_string() && !value.is_null()) {
-      err = kf_error(errc::keyfile_invalid, "value of \"" + key.substr(0, 64) + "\" is not a string or null");
+      err = kf_error(errc::keyfile_invalid,
+                     "value of \"" + key.substr(0, 64) + "\" is not a string or null");
       return std::nullopt;
     }
   }
@@ -217,8 +224,10 @@ std::optional<keypair> deserialize_keyfile(std::string_view text, error& err, cr
     if (!kp) err.what = "keyfile secretPhrase";
     return kp;
   }
-  if (const auto* seed = field(doc, "secretSeed")) return from_secret_field(*seed, "secretSeed", doc, type, true, err);
-  if (const auto* priv = field(doc, "privateKey")) return from_secret_field(*priv, "privateKey", doc, type, false, err);
+  if (const auto* seed = field(doc, "secretSeed"))
+    return from_secret_field(*seed, "secretSeed", doc, type, true, err);
+  if (const auto* priv = field(doc, "privateKey"))
+    return from_secret_field(*priv, "privateKey", doc, type, false, err);
   if (const auto* address = field(doc, "ss58Address")) {
     auto kp = keypair::from_ss58(*address, type, err);
     if (!kp) err.what = "keyfile ss58Address";
@@ -229,15 +238,19 @@ std::optional<keypair> deserialize_keyfile(std::string_view text, error& err, cr
   return std::nullopt;
 }
 
-keyfile_key::~keyfile_key() { sodium_memzero(bytes.data(), bytes.size()); }
+keyfile_key::~keyfile_key() {
+  sodium_memzero(bytes.data(), bytes.size());
+}
 
-std::optional<keyfile_key> derive_keyfile_key(std::string_view password, error& err, keyfile_kdf kdf) {
+std::optional<keyfile_key> derive_keyfile_key(std::string_view password, error& err,
+                                              keyfile_kdf kdf) {
   err = {};
   init_crypto();
   static_assert(nacl_salt.size() == crypto_pwhash_SALTBYTES);
   keyfile_key key;
-  if (crypto_pwhash(key.bytes.data(), key.bytes.size(), password.data(), password.size(), nacl_salt.data(),
-                    kdf.opslimit, kdf.memlimit, crypto_pwhash_ALG_ARGON2I13) != 0) {
+  if (crypto_pwhash(key.bytes.data(), key.bytes.size(), password.data(), password.size(),
+                    nacl_salt.data(), kdf.opslimit, kdf.memlimit,
+                    crypto_pwhash_ALG_ARGON2I13) != 0) {
     err = kf_error(errc::keyfile_io, "Argon2i key derivation failed (it needs " +
                                          std::to_string(kdf.memlimit >> 20) + " MiB of memory)");
     return std::nullopt;
@@ -245,20 +258,22 @@ std::optional<keyfile_key> derive_keyfile_key(std::string_view password, error& 
   return key;
 }
 
-std::vector<std::uint8_t> encrypt_keyfile_data(std::span<const std::uint8_t> plaintext, const keyfile_key& key) {
+std::vector<std::uint8_t> encrypt_keyfile_data(std::span<const std::uint8_t> plaintext,
+                                               const keyfile_key& key) {
   init_crypto();
   const std::size_t head = nacl_prefix.size() + crypto_secretbox_NONCEBYTES;
   std::vector<std::uint8_t> out(head + crypto_secretbox_MACBYTES + plaintext.size());
   std::copy(nacl_prefix.begin(), nacl_prefix.end(), out.begin());
   std::uint8_t* nonce = out.data() + nacl_prefix.size();
   randombytes_buf(nonce, crypto_secretbox_NONCEBYTES);
-  if (crypto_secretbox_easy(out.data() + head, plaintext.data(), plaintext.size(), nonce, key.bytes.data()) != 0)
+  if (crypto_secretbox_easy(out.data() + head, plaintext.data(), plaintext.size(), nonce,
+                            key.bytes.data()) != 0)
     throw std::runtime_error("crypto_secretbox_easy failed");
   return out;
 }
 
-std::optional<std::vector<std::uint8_t>> encrypt_keyfile_data(std::span<const std::uint8_t> plaintext,
-                                                              std::string_view password, error& err) {
+std::optional<std::vector<std::uint8_t>> encrypt_keyfile_data(
+    std::span<const std::uint8_t> plaintext, std::string_view password, error& err) {
   const auto key = derive_keyfile_key(password, err);
   if (!key) return std::nullopt;
   return encrypt_keyfile_data(plaintext, *key);
@@ -272,13 +287,15 @@ bool check_nacl_format(std::span<const std::uint8_t> data, error& err) {
     case keyfile_encryption::nacl:
       break;
     case keyfile_encryption::ansible_vault:
-      err = kf_error(errc::keyfile_invalid,
-                     "Ansible Vault keyfiles ($ANSIBLE_VAULT) are not supported; regenerate the key from its "
-                     "mnemonic, or re-encrypt it with btcli (which writes $NACL)");
+      err = kf_error(
+          errc::keyfile_invalid,
+          "Ansible Vault keyfiles ($ANSIBLE_VAULT) are not supported; regenerate the key from its "
+          "mnemonic, or re-encrypt it with btcli (which writes $NACL)");
       return false;
     case keyfile_encryption::legacy_fernet:
       err = kf_error(errc::keyfile_invalid,
-                     "legacy Fernet keyfiles (gAAAAA..., bittensor <= 6) are not supported; regenerate the key "
+                     "legacy Fernet keyfiles (gAAAAA..., bittensor <= 6) are not supported; "
+                     "regenerate the key "
                      "from its mnemonic");
       return false;
     case keyfile_encryption::none:
@@ -286,7 +303,8 @@ bool check_nacl_format(std::span<const std::uint8_t> data, error& err) {
       return false;
   }
   if (data.size() < nacl_prefix.size() + crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES) {
-    err = kf_error(errc::keyfile_invalid, "truncated $NACL data (" + std::to_string(data.size()) + " bytes)");
+    err = kf_error(errc::keyfile_invalid,
+                   "truncated $NACL data (" + std::to_string(data.size()) + " bytes)");
     return false;
   }
   return true;
@@ -294,8 +312,8 @@ bool check_nacl_format(std::span<const std::uint8_t> data, error& err) {
 
 }  // namespace
 
-std::optional<std::string> decrypt_keyfile_data(std::span<const std::uint8_t> data, const keyfile_key& key,
-                                                error& err) {
+std::optional<std::string> decrypt_keyfile_data(std::span<const std::uint8_t> data,
+                                                const keyfile_key& key, error& err) {
   err = {};
   init_crypto();
   if (!check_nacl_format(data, err)) return std::nullopt;
@@ -305,15 +323,16 @@ std::optional<std::string> decrypt_keyfile_data(std::span<const std::uint8_t> da
   std::string plain(box_len - crypto_secretbox_MACBYTES, '\0');
   if (crypto_secretbox_open_easy(reinterpret_cast<std::uint8_t*>(plain.data()), box, box_len, nonce,
                                  key.bytes.data()) != 0) {
-    err = kf_error(errc::keyfile_wrong_password,
-                   "the password does not open this keyfile (wrong password, or the file is corrupted)");
+    err = kf_error(
+        errc::keyfile_wrong_password,
+        "the password does not open this keyfile (wrong password, or the file is corrupted)");
     return std::nullopt;
   }
   return plain;
 }
 
-std::optional<std::string> decrypt_keyfile_data(std::span<const std::uint8_t> data, std::string_view password,
-                                                error& err) {
+std::optional<std::string> decrypt_keyfile_data(std::span<const std::uint8_t> data,
+                                                std::string_view password, error& err) {
   err = {};
   if (!check_nacl_format(data, err)) return std::nullopt;
   const auto key = derive_keyfile_key(password, err);
@@ -322,15 +341,17 @@ std::optional<std::string> decrypt_keyfile_data(std::span<const std::uint8_t> da
 }
 
 std::optional<keypair> keypair_from_keyfile_data(std::span<const std::uint8_t> data,
-                                                 std::optional<std::string_view> password, error& err,
-                                                 crypto_type type) {
+                                                 std::optional<std::string_view> password,
+                                                 error& err, crypto_type type) {
   err = {};
   if (detect_keyfile_encryption(data) == keyfile_encryption::none) {
-    return deserialize_keyfile({reinterpret_cast<const char*>(data.data()), data.size()}, err, type);
+    return deserialize_keyfile({reinterpret_cast<const char*>(data.data()), data.size()}, err,
+                               type);
   }
   if (!check_nacl_format(data, err)) return std::nullopt;
   if (!password) {
-    err = kf_error(errc::keyfile_wrong_password, "the keyfile is encrypted and no password was given");
+    err = kf_error(errc::keyfile_wrong_password,
+                   "the keyfile is encrypted and no password was given");
     return std::nullopt;
   }
   auto plain = decrypt_keyfile_data(data, *password, err);
@@ -340,12 +361,14 @@ std::optional<keypair> keypair_from_keyfile_data(std::span<const std::uint8_t> d
   return kp;
 }
 
-std::optional<std::vector<std::uint8_t>> read_keyfile_bytes(const std::filesystem::path& path, error& err) {
+std::optional<std::vector<std::uint8_t>> read_keyfile_bytes(const std::filesystem::path& path,
+                                                            error& err) {
   err = {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
-    err = kf_error(e == ENOENT ? errc::keyfile_not_found : errc::keyfile_io, std::strerror(e), path.string());
+    err = kf_error(e == ENOENT ? errc::keyfile_not_found : errc::keyfile_io, std::strerror(e),
+                   path.string());
     return std::nullopt;
   }
   struct closer {
@@ -378,8 +401,8 @@ std::optional<std::vector<std::uint8_t>> read_keyfile_bytes(const std::filesyste
   return out;
 }
 
-bool write_keyfile_bytes(const std::filesystem::path& path, std::span<const std::uint8_t> data, bool overwrite,
-                         error& err) {
+bool write_keyfile_bytes(const std::filesystem::path& path, std::span<const std::uint8_t> data,
+                         bool overwrite, error& err) {
   err = {};
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmp = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
@@ -388,7 +411,8 @@ bool write_keyfile_bytes(const std::filesystem::path& path, std::span<const std:
     return false;
   };
   if (!overwrite && ::access(path.c_str(), F_OK) == 0) {
-    err = kf_error(errc::keyfile_io, "already exists (pass overwrite to replace it)", path.string());
+    err =
+        kf_error(errc::keyfile_io, "already exists (pass overwrite to replace it)", path.string());
     return false;
   }
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);  // mode 0600
@@ -423,7 +447,8 @@ bool write_keyfile_bytes(const std::filesystem::path& path, std::span<const std:
     e = errno;
     ::unlink(tmp.c_str());
     if (e == EEXIST) {
-      err = kf_error(errc::keyfile_io, "already exists (pass overwrite to replace it)", path.string());
+      err = kf_error(errc::keyfile_io, "already exists (pass overwrite to replace it)",
+                     path.string());
       return false;
     }
     return fail("cannot move the new file into place", e);

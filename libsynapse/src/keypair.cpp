@@ -53,7 +53,8 @@ struct keypair::secret_state {
 
 // --- keypair_access ---
 
-keypair keypair_access::make_sr25519(const sr25519::secret_key& secret, const std::optional<seed_bytes>& seed,
+keypair keypair_access::make_sr25519(const sr25519::secret_key& secret,
+                                     const std::optional<seed_bytes>& seed,
                                      std::optional<std::string> mnemonic) {
   init_crypto();
   keypair kp;
@@ -86,7 +87,8 @@ keypair keypair_access::make_ed25519(const seed_bytes& seed, std::optional<std::
   return kp;
 }
 
-keypair keypair_access::make_from_seed(const seed_bytes& seed, crypto_type type, std::optional<std::string> mnemonic) {
+keypair keypair_access::make_from_seed(const seed_bytes& seed, crypto_type type,
+                                       std::optional<std::string> mnemonic) {
   if (type == crypto_type::ed25519) return make_ed25519(seed, std::move(mnemonic));
   sr25519::secret_key sk = sr25519::expand_mini_secret(seed);
   return make_sr25519(sk, seed, std::move(mnemonic));
@@ -110,7 +112,8 @@ keypair keypair::from_seed(std::span<const std::uint8_t, 32> seed, crypto_type t
   return kp;
 }
 
-std::optional<keypair> keypair::from_secret_key(std::span<const std::uint8_t> secret, crypto_type type, error& err,
+std::optional<keypair> keypair::from_secret_key(std::span<const std::uint8_t> secret,
+                                                crypto_type type, error& err,
                                                 const public_key_bytes* expected_public) {
   init_crypto();
   const auto fail = [&](std::string detail) -> std::optional<keypair> {
@@ -121,8 +124,10 @@ std::optional<keypair> keypair::from_secret_key(std::span<const std::uint8_t> se
 
   if (type == crypto_type::ed25519) {
     ed25519::secret_key sk;
-    if (ed25519::from_bytes(secret, sk)) return fail("the second half is not the seed's public key");
-    if (expected_public != nullptr && !std::equal(sk.bytes.begin() + 32, sk.bytes.end(), expected_public->begin()))
+    if (ed25519::from_bytes(secret, sk))
+      return fail("the second half is not the seed's public key");
+    if (expected_public != nullptr &&
+        !std::equal(sk.bytes.begin() + 32, sk.bytes.end(), expected_public->begin()))
       return fail("the key does not belong to the expected public key");
     seed_bytes seed;
     std::copy_n(sk.bytes.begin(), 32, seed.begin());
@@ -138,9 +143,11 @@ std::optional<keypair> keypair::from_secret_key(std::span<const std::uint8_t> se
   if (expected_public == nullptr) {
     return keypair_access::make_sr25519(has_canonical ? canonical : ed_form);
   }
-  if (has_canonical && sr25519::to_public(canonical) == *expected_public) return keypair_access::make_sr25519(canonical);
+  if (has_canonical && sr25519::to_public(canonical) == *expected_public)
+    return keypair_access::make_sr25519(canonical);
   if (sr25519::to_public(ed_form) == *expected_public) return keypair_access::make_sr25519(ed_form);
-  return fail("neither the canonical nor the ed25519 (scalar*8) form gives the expected public key");
+  return fail(
+      "neither the canonical nor the ed25519 (scalar*8) form gives the expected public key");
 }
 
 keypair keypair::from_public_key(const public_key_bytes& pub, crypto_type type) {
@@ -165,7 +172,8 @@ std::optional<keypair> keypair::from_ss58(std::string_view address, crypto_type 
   kp.public_key_ = d->public_key;
   // Kept as given when it is format 42; another format's address is re-encoded with 42 (the
   // address of the same account in Bittensor's format).
-  kp.ss58_address_ = d->format == ss58::default_format ? std::string(address) : ss58::encode(d->public_key);
+  kp.ss58_address_ =
+      d->format == ss58::default_format ? std::string(address) : ss58::encode(d->public_key);
   return kp;
 }
 
@@ -198,9 +206,13 @@ keypair::~keypair() = default;  // secret_state wipes itself
 
 // --- accessors ---
 
-std::string keypair::ss58_address(std::uint16_t format) const { return ss58::encode(public_key_, format); }
+std::string keypair::ss58_address(std::uint16_t format) const {
+  return ss58::encode(public_key_, format);
+}
 
-bool keypair::has_secret() const noexcept { return secret_ != nullptr; }
+bool keypair::has_secret() const noexcept {
+  return secret_ != nullptr;
+}
 
 signature_bytes keypair::sign(std::span<const std::uint8_t> message) const {
   if (!secret_) throw std::logic_error("bt::keypair::sign: public-only keypair " + ss58_address_);
@@ -208,13 +220,17 @@ signature_bytes keypair::sign(std::span<const std::uint8_t> message) const {
   return ed25519::sign(secret_->ed, message);
 }
 
-signature_bytes keypair::sign(std::string_view message) const { return sign(as_bytes(message)); }
+signature_bytes keypair::sign(std::string_view message) const {
+  return sign(as_bytes(message));
+}
 
-bool keypair::verify(std::span<const std::uint8_t> message, std::span<const std::uint8_t> signature) const noexcept {
+bool keypair::verify(std::span<const std::uint8_t> message,
+                     std::span<const std::uint8_t> signature) const noexcept {
   return !verify_signature(type_, public_key_, message, signature);
 }
 
-bool keypair::verify(std::string_view message, std::span<const std::uint8_t> signature) const noexcept {
+bool keypair::verify(std::string_view message,
+                     std::span<const std::uint8_t> signature) const noexcept {
   return verify(as_bytes(message), signature);
 }
 
@@ -234,14 +250,17 @@ std::optional<std::string> keypair::mnemonic() const {
   return secret_->mnemonic;
 }
 
-std::error_code verify_signature(crypto_type type, const public_key_bytes& pub, std::span<const std::uint8_t> message,
+std::error_code verify_signature(crypto_type type, const public_key_bytes& pub,
+                                 std::span<const std::uint8_t> message,
                                  std::span<const std::uint8_t> signature) noexcept {
   // Verification needs no randomness; a failed sodium_init (never seen in practice) leaves the
   // portable implementations in place, which verify correctly.
   (void)sodium_ready();
   switch (type) {
-    case crypto_type::sr25519: return sr25519::verify(pub, message, signature);
-    case crypto_type::ed25519: return ed25519::verify(pub, message, signature);
+    case crypto_type::sr25519:
+      return sr25519::verify(pub, message, signature);
+    case crypto_type::ed25519:
+      return ed25519::verify(pub, message, signature);
   }
   return errc::unsupported_crypto;
 }

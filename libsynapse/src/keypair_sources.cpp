@@ -13,14 +13,18 @@
 namespace bt {
 namespace {
 
-[[noreturn]] void throw_error(const error& err) { throw std::system_error(err.code, err.message()); }
+[[noreturn]] void throw_error(const error& err) {
+  throw std::system_error(err.code, err.message());
+}
 
 // Words joined by single spaces: the form stored as secretPhrase, readable by every wallet
 // (polkadot-js splits on single spaces).
 std::string normalise_phrase(std::string_view phrase) {
   std::string out;
   std::size_t i = 0;
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
   while (i < phrase.size()) {
     while (i < phrase.size() && space(phrase[i])) ++i;
     const std::size_t start = i;
@@ -39,7 +43,8 @@ std::optional<seed_bytes> root_seed(const secret_uri& uri, error& err) {
     auto bytes = from_hex(std::string_view(uri.phrase).substr(2));
     if (!bytes || bytes->size() != 32) {
       if (bytes) sodium_memzero(bytes->data(), bytes->size());
-      err = {make_error_code(errc::invalid_uri), "secret URI", "a 0x seed must be 64 hex digits (32 bytes)"};
+      err = {make_error_code(errc::invalid_uri), "secret URI",
+             "a 0x seed must be 64 hex digits (32 bytes)"};
       return std::nullopt;
     }
     seed_bytes seed{};
@@ -47,7 +52,8 @@ std::optional<seed_bytes> root_seed(const secret_uri& uri, error& err) {
     sodium_memzero(bytes->data(), bytes->size());
     return seed;
   }
-  const std::string_view password = uri.password ? std::string_view(*uri.password) : std::string_view{};
+  const std::string_view password =
+      uri.password ? std::string_view(*uri.password) : std::string_view{};
   return mnemonic_to_mini_secret(uri.phrase, password, err);
 }
 
@@ -63,7 +69,8 @@ std::optional<keypair> keypair::from_mnemonic(std::string_view phrase, std::stri
   return kp;
 }
 
-keypair keypair::from_mnemonic(std::string_view phrase, std::string_view password, crypto_type type) {
+keypair keypair::from_mnemonic(std::string_view phrase, std::string_view password,
+                               crypto_type type) {
   error err;
   auto kp = from_mnemonic(phrase, password, type, err);
   if (!kp) throw_error(err);
@@ -73,7 +80,8 @@ keypair keypair::from_mnemonic(std::string_view phrase, std::string_view passwor
 std::optional<keypair> keypair::from_uri(std::string_view text, crypto_type type, error& err) {
   init_crypto();
   if (type != crypto_type::sr25519 && type != crypto_type::ed25519) {
-    err = {make_error_code(errc::unsupported_crypto), "secret URI", "crypto type " + std::to_string(static_cast<int>(type))};
+    err = {make_error_code(errc::unsupported_crypto), "secret URI",
+           "crypto type " + std::to_string(static_cast<int>(type))};
     return std::nullopt;
   }
   auto uri = parse_secret_uri(text, err);

@@ -34,7 +34,9 @@ constexpr std::string_view merlin_protocol_label = "Merlin v1.0";
 // which is why Merlin can use the external randomness as defence in depth.
 std::atomic<unsigned> fork_generation{0};
 
-void on_fork_child() noexcept { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+void on_fork_child() noexcept {
+  fork_generation.fetch_add(1, std::memory_order_relaxed);
+}
 
 struct random_pool {
   static constexpr std::size_t draw = 32;
@@ -64,7 +66,8 @@ transcript::transcript(std::string_view label) noexcept : strobe_(as_bytes(merli
   append_message("dom-sep", as_bytes(label));
 }
 
-void transcript::append_message(std::string_view label, std::span<const std::uint8_t> message) noexcept {
+void transcript::append_message(std::string_view label,
+                                std::span<const std::uint8_t> message) noexcept {
   strobe_.meta_ad(as_bytes(label), false);
   strobe_.meta_ad(le32(message.size()), true);
   strobe_.ad(message, false);
@@ -80,7 +83,9 @@ void transcript::challenge_bytes(std::string_view label, std::span<std::uint8_t>
   strobe_.prf(out, false);
 }
 
-transcript_rng_builder transcript::build_rng() const noexcept { return transcript_rng_builder(strobe_); }
+transcript_rng_builder transcript::build_rng() const noexcept {
+  return transcript_rng_builder(strobe_);
+}
 
 transcript_rng_builder& transcript_rng_builder::rekey_with_witness_bytes(
     std::string_view label, std::span<const std::uint8_t> witness) noexcept {

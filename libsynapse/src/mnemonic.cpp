@@ -29,15 +29,20 @@ std::vector<std::string_view> split_words(std::string_view phrase) {
   return words;
 }
 
-bool valid_word_count(std::size_t n) noexcept { return n >= 12 && n <= 24 && n % 3 == 0; }
+bool valid_word_count(std::size_t n) noexcept {
+  return n >= 12 && n <= 24 && n % 3 == 0;
+}
 
-[[noreturn]] void throw_error(const error& err) { throw std::system_error(err.code, err.message()); }
+[[noreturn]] void throw_error(const error& err) {
+  throw std::system_error(err.code, err.message());
+}
 
 // Printable form of an untrusted word for an error message: at most 32 bytes, control bytes
 // replaced, so a pasted secret or a terminal escape cannot flow into logs unbounded.
 std::string printable(std::string_view word) {
   std::string out;
-  for (char c : word.substr(0, 32)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  for (char c : word.substr(0, 32))
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
   if (word.size() > 32) out += "...";
   return out;
 }
@@ -60,7 +65,9 @@ entropy_bytes& entropy_bytes::operator=(const entropy_bytes& other) {
   return *this;
 }
 
-entropy_bytes::~entropy_bytes() { sodium_memzero(data_.data(), data_.size()); }
+entropy_bytes::~entropy_bytes() {
+  sodium_memzero(data_.data(), data_.size());
+}
 
 std::string_view bip39_word(std::uint16_t index) {
   return detail::bip39_english.at(index);
@@ -140,7 +147,8 @@ std::string entropy_to_mnemonic(std::span<const std::uint8_t> entropy) {
   out.reserve(words * 9);
   for (std::size_t w = 0; w < words; ++w) {
     unsigned index = 0;
-    for (std::size_t b = w * 11; b < w * 11 + 11; ++b) index = index << 1 | ((bits[b / 8] >> (7 - b % 8)) & 1u);
+    for (std::size_t b = w * 11; b < w * 11 + 11; ++b)
+      index = index << 1 | ((bits[b / 8] >> (7 - b % 8)) & 1u);
     if (w) out += ' ';
     out += detail::bip39_english[index];
   }
@@ -174,8 +182,9 @@ void pbkdf2_hmac_sha512(std::span<const std::uint8_t> password, std::span<const 
   std::array<std::uint8_t, hlen> u{}, t{};
   crypto_auth_hmacsha512_state st;
   for (std::uint32_t block = 1, done = 0; done < out.size(); ++block) {
-    const std::uint8_t be[4] = {static_cast<std::uint8_t>(block >> 24), static_cast<std::uint8_t>(block >> 16),
-                                static_cast<std::uint8_t>(block >> 8), static_cast<std::uint8_t>(block)};
+    const std::uint8_t be[4] = {
+        static_cast<std::uint8_t>(block >> 24), static_cast<std::uint8_t>(block >> 16),
+        static_cast<std::uint8_t>(block >> 8), static_cast<std::uint8_t>(block)};
     st = keyed;
     crypto_auth_hmacsha512_update(&st, salt.data(), salt.size());
     crypto_auth_hmacsha512_update(&st, be, sizeof be);
@@ -197,11 +206,13 @@ void pbkdf2_hmac_sha512(std::span<const std::uint8_t> password, std::span<const 
   sodium_memzero(t.data(), t.size());
 }
 
-seed_bytes mini_secret_from_entropy(std::span<const std::uint8_t> entropy, std::string_view passphrase) {
+seed_bytes mini_secret_from_entropy(std::span<const std::uint8_t> entropy,
+                                    std::string_view passphrase) {
   std::string salt = "mnemonic";
   salt.append(passphrase);
   std::array<std::uint8_t, 64> seed64{};
-  pbkdf2_hmac_sha512(entropy, {reinterpret_cast<const std::uint8_t*>(salt.data()), salt.size()}, 2048, seed64);
+  pbkdf2_hmac_sha512(entropy, {reinterpret_cast<const std::uint8_t*>(salt.data()), salt.size()},
+                     2048, seed64);
   seed_bytes mini{};
   std::copy_n(seed64.begin(), mini.size(), mini.begin());
   sodium_memzero(seed64.data(), seed64.size());
@@ -209,8 +220,8 @@ seed_bytes mini_secret_from_entropy(std::span<const std::uint8_t> entropy, std::
   return mini;
 }
 
-std::optional<seed_bytes> mnemonic_to_mini_secret(std::string_view phrase, std::string_view passphrase,
-                                                  error& err) {
+std::optional<seed_bytes> mnemonic_to_mini_secret(std::string_view phrase,
+                                                  std::string_view passphrase, error& err) {
   auto entropy = mnemonic_to_entropy(phrase, err);
   if (!entropy) return std::nullopt;
   return mini_secret_from_entropy(entropy->bytes(), passphrase);

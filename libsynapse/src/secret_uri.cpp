@@ -66,7 +66,8 @@ derive_junction derive_junction::from_text(std::string_view text, bool hard) {
     encoded.insert(encoded.end(), text.begin(), text.end());
   }
   if (encoded.size() > j.chain_code.size()) {
-    crypto_generichash(j.chain_code.data(), j.chain_code.size(), encoded.data(), encoded.size(), nullptr, 0);
+    crypto_generichash(j.chain_code.data(), j.chain_code.size(), encoded.data(), encoded.size(),
+                       nullptr, 0);
   } else {
     std::copy(encoded.begin(), encoded.end(), j.chain_code.begin());
   }

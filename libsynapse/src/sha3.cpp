@@ -15,7 +15,9 @@ void xor_byte(std::uint64_t state[25], std::size_t pos, std::uint8_t b) noexcept
 }
 }  // namespace
 
-sha3_256_hasher::sha3_256_hasher() noexcept { std::memset(state_, 0, sizeof state_); }
+sha3_256_hasher::sha3_256_hasher() noexcept {
+  std::memset(state_, 0, sizeof state_);
+}
 
 void sha3_256_hasher::update(std::span<const std::uint8_t> data) noexcept {
   for (std::uint8_t b : data) {
@@ -53,6 +55,8 @@ sha3_256_digest sha3_256(std::string_view data) noexcept {
   return h.finish();
 }
 
-std::string sha3_256_hex(std::string_view data) { return to_hex(sha3_256(data)); }
+std::string sha3_256_hex(std::string_view data) {
+  return to_hex(sha3_256(data));
+}
 
 }  // namespace bt

@@ -54,7 +54,8 @@ const detail::transcript& substrate_signing_context() noexcept {
 }
 
 // signing_context(context).bytes(message)
-detail::transcript signing_transcript(std::string_view context, std::span<const std::uint8_t> message) noexcept {
+detail::transcript signing_transcript(std::string_view context,
+                                      std::span<const std::uint8_t> message) noexcept {
   detail::transcript t = context == substrate_context ? substrate_signing_context() : [&] {
     detail::transcript c("SigningContext");
     c.append_message("", context);
@@ -64,7 +65,9 @@ detail::transcript signing_transcript(std::string_view context, std::span<const 
   return t;
 }
 
-std::span<const std::uint8_t> no_bytes() noexcept { return {}; }
+std::span<const std::uint8_t> no_bytes() noexcept {
+  return {};
+}
 
 }  // namespace
 
@@ -93,7 +96,9 @@ secret_key expand_mini_secret(std::span<const std::uint8_t, 32> mini) noexcept {
   return sk;
 }
 
-public_key to_public(const secret_key& secret) noexcept { return mul_base(secret.scalar); }
+public_key to_public(const secret_key& secret) noexcept {
+  return mul_base(secret.scalar);
+}
 
 std::array<std::uint8_t, 64> to_bytes(const secret_key& secret) noexcept {
   std::array<std::uint8_t, 64> out;
@@ -144,13 +149,14 @@ bool is_valid_public_key(std::span<const std::uint8_t, 32> pub) noexcept {
          std::equal(pub.begin(), pub.end(), identity.begin());
 }
 
-signature sign(const secret_key& secret, const public_key& pub, std::span<const std::uint8_t> message,
-               std::string_view context) noexcept {
+signature sign(const secret_key& secret, const public_key& pub,
+               std::span<const std::uint8_t> message, std::string_view context) noexcept {
   detail::transcript t = signing_transcript(context, message);
   t.append_message("proto-name", "Schnorr-sig");
   t.append_message("sign:pk", pub);
 
-  // r = witness_scalar("signing", [nonce]): a PRF of the transcript, the nonce and fresh randomness.
+  // r = witness_scalar("signing", [nonce]): a PRF of the transcript, the nonce and fresh
+  // randomness.
   std::array<std::uint8_t, 64> wide;
   {
     auto builder = t.build_rng();
@@ -209,7 +215,8 @@ std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const st
     ka.fill(0);
   }
   scalar32 sum;
-  if (crypto_core_ristretto255_add(sum.data(), big_r.data(), ka.data()) != 0) return errc::invalid_signature;
+  if (crypto_core_ristretto255_add(sum.data(), big_r.data(), ka.data()) != 0)
+    return errc::invalid_signature;
   if (std::memcmp(sum.data(), sb.data(), 32) != 0) return errc::signature_mismatch;
   return {};
 }
@@ -234,8 +241,8 @@ secret_key derive_hard(const secret_key& parent, const chain_code& cc) noexcept 
 namespace {
 
 // derive_scalar_and_chaincode over derived_key_simple's transcript; leaves `t` for the nonce.
-scalar32 soft_tweak(detail::transcript& t, std::span<const std::uint8_t, 32> parent_pub, const chain_code& cc,
-                    chain_code* next_cc) noexcept {
+scalar32 soft_tweak(detail::transcript& t, std::span<const std::uint8_t, 32> parent_pub,
+                    const chain_code& cc, chain_code* next_cc) noexcept {
   t.append_message("sign-bytes", no_bytes());
   t.append_message("chain-code", cc);
   t.append_message("public-key", parent_pub);
@@ -267,14 +274,15 @@ secret_key derive_soft(const secret_key& parent, const public_key& parent_pub, c
   return out;
 }
 
-std::error_code derive_soft_public(std::span<const std::uint8_t, 32> parent, const chain_code& cc, public_key& out,
-                                   chain_code* next_cc) noexcept {
+std::error_code derive_soft_public(std::span<const std::uint8_t, 32> parent, const chain_code& cc,
+                                   public_key& out, chain_code* next_cc) noexcept {
   detail::transcript t("SchnorrRistrettoHDKD");
   chain_code next;
   const scalar32 tweak = soft_tweak(t, parent, cc, &next);
   const scalar32 tb = mul_base(tweak);
   public_key sum;
-  if (crypto_core_ristretto255_add(sum.data(), parent.data(), tb.data()) != 0) return errc::invalid_public_key;
+  if (crypto_core_ristretto255_add(sum.data(), parent.data(), tb.data()) != 0)
+    return errc::invalid_public_key;
   out = sum;
   if (next_cc != nullptr) *next_cc = next;
   return {};

@@ -19,7 +19,8 @@ constexpr std::size_t max_address_chars = 50;
 constexpr std::array<std::int8_t, 128> make_digits() {
   std::array<std::int8_t, 128> d{};
   for (auto& x : d) x = -1;
-  for (int i = 0; i < 58; ++i) d[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+  for (int i = 0; i < 58; ++i)
+    d[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
   return d;
 }
 constexpr auto digit_of = make_digits();
@@ -60,7 +61,8 @@ std::string base58_encode(std::span<const std::uint8_t> data) {
 
 // Characters and length (<= max_address_chars) are checked by the caller; no allocation.
 // Returns the number of bytes written to `out` (leading '1's become zero bytes).
-std::size_t base58_decode(std::string_view text, std::array<std::uint8_t, max_address_chars>& out) noexcept {
+std::size_t base58_decode(std::string_view text,
+                          std::array<std::uint8_t, max_address_chars>& out) noexcept {
   std::size_t zeros = 0;
   while (zeros < text.size() && text[zeros] == '1') ++zeros;
   std::array<std::uint8_t, max_address_chars> bytes{};  // big-endian, least significant last
@@ -77,15 +79,19 @@ std::size_t base58_decode(std::string_view text, std::array<std::uint8_t, max_ad
   }
   // zeros + used <= text.size(): every character yields at most one byte.
   std::fill_n(out.begin(), zeros, 0);
-  std::copy(bytes.end() - static_cast<std::ptrdiff_t>(used), bytes.end(), out.begin() + static_cast<std::ptrdiff_t>(zeros));
+  std::copy(bytes.end() - static_cast<std::ptrdiff_t>(used), bytes.end(),
+            out.begin() + static_cast<std::ptrdiff_t>(zeros));
   return zeros + used;
 }
 
-bool is_reserved(int format) noexcept { return format == 46 || format == 47; }
+bool is_reserved(int format) noexcept {
+  return format == 46 || format == 47;
+}
 
 }  // namespace
 
-std::optional<std::string> encode(std::span<const std::uint8_t, 32> public_key, int format, std::error_code& ec) {
+std::optional<std::string> encode(std::span<const std::uint8_t, 32> public_key, int format,
+                                  std::error_code& ec) {
   if (format < 0 || format > max_format) {
     ec = errc::ss58_bad_prefix;
     return std::nullopt;
@@ -147,7 +153,8 @@ std::optional<decoded> decode(std::string_view address, std::error_code& ec) noe
   if (size != prefix_len + 32 + 2) return fail(errc::ss58_bad_length);
   if (is_reserved(format)) return fail(errc::ss58_reserved_prefix);
   const auto sum = checksum(std::span(data.data(), prefix_len + 32));
-  if (data[prefix_len + 32] != sum[0] || data[prefix_len + 33] != sum[1]) return fail(errc::ss58_bad_checksum);
+  if (data[prefix_len + 32] != sum[0] || data[prefix_len + 33] != sum[1])
+    return fail(errc::ss58_bad_checksum);
   decoded out;
   std::copy_n(data.begin() + static_cast<std::ptrdiff_t>(prefix_len), 32, out.public_key.begin());
   out.format = static_cast<std::uint16_t>(format);

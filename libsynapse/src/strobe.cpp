@@ -34,15 +34,17 @@ void permute(std::uint64_t state[25]) noexcept {
 }  // namespace
 
 strobe128::strobe128(std::span<const std::uint8_t> protocol_label) noexcept {
-  static constexpr std::uint8_t init[18] = {1, strobe_r + 2, 1, 0, 1, 96, 'S', 'T', 'R',
-                                            'O', 'B', 'E', 'v', '1', '.', '0', '.', '2'};
+  static constexpr std::uint8_t init[18] = {1,   strobe_r + 2, 1,   0,   1,   96,  'S', 'T', 'R',
+                                            'O', 'B',          'E', 'v', '1', '.', '0', '.', '2'};
   std::uint8_t* st = bytes();
   for (std::size_t i = 0; i < sizeof init; ++i) st[i] = init[i];
   permute(state_);
   meta_ad(protocol_label, false);
 }
 
-strobe128::~strobe128() { sodium_memzero(state_, sizeof state_); }
+strobe128::~strobe128() {
+  sodium_memzero(state_, sizeof state_);
+}
 
 void strobe128::meta_ad(std::span<const std::uint8_t> data, bool more) noexcept {
   begin_op(flag_m | flag_a, more);

@@ -12,19 +12,22 @@
 
 namespace bt {
 
-synapse_schema<synapse> synapse::schema() { return {.name = "Synapse", .fields = {}, .hash_fields = {}}; }
+synapse_schema<synapse> synapse::schema() {
+  return {.name = "Synapse", .fields = {}, .hash_fields = {}};
+}
 
 namespace detail {
 namespace {
 
-constexpr std::string_view base_field_names[] = {"name",   "timeout", "total_size",        "header_size",
-                                                 "dendrite", "axon",  "computed_body_hash"};
+constexpr std::string_view base_field_names[] = {
+    "name", "timeout", "total_size", "header_size", "dendrite", "axon", "computed_body_hash"};
 
 bool is_identifier(std::string_view s) noexcept {
   if (s.empty() || s.size() > 128) return false;
   if (s[0] >= '0' && s[0] <= '9') return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     if (!ok) return false;
   }
   return true;
@@ -42,15 +45,17 @@ error check_schema(std::string_view name, const std::vector<std::string_view>& f
   for (std::size_t i = 0; i < field_names.size(); ++i) {
     const auto f = field_names[i];
     if (!is_identifier(f))
-      return make_error(errc::invalid_json, "synapse.fields",
-                        "field name is not an ASCII identifier of 1 to 128 characters: " + preview(f));
+      return make_error(
+          errc::invalid_json, "synapse.fields",
+          "field name is not an ASCII identifier of 1 to 128 characters: " + preview(f));
     for (auto b : base_field_names)
       if (f == b)
         return make_error(errc::invalid_json, "synapse.fields." + std::string(f),
                           "the name of a base Synapse field");
     for (std::size_t j = 0; j < i; ++j)
       if (field_names[j] == f)
-        return make_error(errc::invalid_json, "synapse.fields." + std::string(f), "duplicate field name");
+        return make_error(errc::invalid_json, "synapse.fields." + std::string(f),
+                          "duplicate field name");
   }
   for (auto h : hash_fields) {
     bool found = false;

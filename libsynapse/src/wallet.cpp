@@ -4,15 +4,15 @@
 
 #include <sodium.h>
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <pwd.h>
 #include <stdexcept>
-#include <sys/stat.h>
 #include <system_error>
-#include <unistd.h>
 
 namespace bt {
 namespace {
@@ -25,7 +25,8 @@ std::string env_or(const char* name, std::string fallback) {
 void check_component(std::string_view name, const char* what) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos)
-    throw std::invalid_argument(std::string(what) + " must be a single file name, not \"" + std::string(name) + "\"");
+    throw std::invalid_argument(std::string(what) + " must be a single file name, not \"" +
+                                std::string(name) + "\"");
 }
 
 struct secret_string {
@@ -50,7 +51,8 @@ wallet_config wallet_config::from_env() {
 std::filesystem::path expand_user(std::string_view path) {
   if (path.empty() || path[0] != '~') return std::filesystem::path(path);
   const std::size_t slash = path.find('/');
-  const std::string_view user = path.substr(1, slash == std::string_view::npos ? std::string_view::npos : slash - 1);
+  const std::string_view user =
+      path.substr(1, slash == std::string_view::npos ? std::string_view::npos : slash - 1);
   std::string home;
   if (user.empty()) {
     if (const char* h = std::getenv("HOME"); h && *h) {
@@ -84,7 +86,8 @@ std::filesystem::path wallet::hotkeypub_path(std::string_view hotkey) const {
   return dir_ / "hotkeys" / (std::string(hotkey) + "pub.txt");
 }
 
-std::optional<keypair> wallet::load_hotkey(error& err, std::optional<std::string_view> password) const {
+std::optional<keypair> wallet::load_hotkey(error& err,
+                                           std::optional<std::string_view> password) const {
   auto data = read_keyfile_bytes(hotkey_path(), err);
   if (!data) return std::nullopt;
   auto kp = keypair_from_keyfile_data(*data, password, err);
@@ -104,7 +107,8 @@ std::optional<keypair> wallet::load_coldkeypub(error& err) const {
   auto data = read_keyfile_bytes(coldkeypub_path(), err);
   if (!data) return std::nullopt;
   if (is_keyfile_encrypted(*data)) {
-    err = {make_error_code(errc::keyfile_invalid), coldkeypub_path().string(), "coldkeypub.txt must not be encrypted"};
+    err = {make_error_code(errc::keyfile_invalid), coldkeypub_path().string(),
+           "coldkeypub.txt must not be encrypted"};
     return std::nullopt;
   }
   auto kp = keypair_from_keyfile_data(*data, std::nullopt, err);
@@ -126,7 +130,8 @@ std::optional<bool> wallet::coldkey_encrypted(error& err) const {
   return enc;
 }
 
-std::optional<keypair> wallet::load_coldkey(std::optional<std::string_view> password, error& err) const {
+std::optional<keypair> wallet::load_coldkey(std::optional<std::string_view> password,
+                                            error& err) const {
   auto data = read_keyfile_bytes(coldkey_path(), err);
   if (!data) return std::nullopt;
   auto kp = keypair_from_keyfile_data(*data, password, err);
@@ -170,18 +175,20 @@ bool wallet::ensure_directory(const std::filesystem::path& dir, error& err) cons
   return true;
 }
 
-bool wallet::write_coldkey(const keypair& kp, std::optional<std::string_view> password, bool overwrite,
-                           error& err) const {
+bool wallet::write_coldkey(const keypair& kp, std::optional<std::string_view> password,
+                           bool overwrite, error& err) const {
   err = {};
   if (!kp.has_secret()) {
-    err = {make_error_code(errc::invalid_secret_key), "coldkey", "a public-only keypair cannot be a coldkey"};
+    err = {make_error_code(errc::invalid_secret_key), "coldkey",
+           "a public-only keypair cannot be a coldkey"};
     return false;
   }
   if (!ensure_directory(dir_, err)) return false;
   if (!overwrite) {
     for (const auto& p : {coldkey_path(), coldkeypub_path()}) {
       if (::access(p.c_str(), F_OK) == 0) {
-        err = {make_error_code(errc::keyfile_io), p.string(), "already exists (use overwrite to replace it)"};
+        err = {make_error_code(errc::keyfile_io), p.string(),
+               "already exists (use overwrite to replace it)"};
         return false;
       }
     }
@@ -201,14 +208,16 @@ bool wallet::write_coldkey(const keypair& kp, std::optional<std::string_view> pa
 bool wallet::write_coldkeypub(const keypair& kp, bool overwrite, error& err) const {
   err = {};
   if (!ensure_directory(dir_, err)) return false;
-  return write_keyfile_bytes(coldkeypub_path(), bytes_of(serialize_public_keyfile(kp)), overwrite, err);
+  return write_keyfile_bytes(coldkeypub_path(), bytes_of(serialize_public_keyfile(kp)), overwrite,
+                             err);
 }
 
 bool wallet::write_hotkey(const keypair& kp, bool overwrite, error& err,
                           std::optional<std::string_view> password) const {
   err = {};
   if (!kp.has_secret()) {
-    err = {make_error_code(errc::invalid_secret_key), "hotkey", "a public-only keypair cannot be a hotkey"};
+    err = {make_error_code(errc::invalid_secret_key), "hotkey",
+           "a public-only keypair cannot be a hotkey"};
     return false;
   }
   const auto dir = dir_ / "hotkeys";
@@ -216,7 +225,8 @@ bool wallet::write_hotkey(const keypair& kp, bool overwrite, error& err,
   if (!overwrite) {
     for (const auto& p : {hotkey_path(), hotkeypub_path()}) {
       if (::access(p.c_str(), F_OK) == 0) {
-        err = {make_error_code(errc::keyfile_io), p.string(), "already exists (use overwrite to replace it)"};
+        err = {make_error_code(errc::keyfile_io), p.string(),
+               "already exists (use overwrite to replace it)"};
         return false;
       }
     }
@@ -230,7 +240,8 @@ bool wallet::write_hotkey(const keypair& kp, bool overwrite, error& err,
   } else {
     ok = write_keyfile_bytes(hotkey_path(), bytes_of(plain.s), overwrite, err);
   }
-  return ok && write_keyfile_bytes(hotkeypub_path(), bytes_of(serialize_public_keyfile(kp)), overwrite, err);
+  return ok && write_keyfile_bytes(hotkeypub_path(), bytes_of(serialize_public_keyfile(kp)),
+                                   overwrite, err);
 }
 
 std::vector<std::string> list_wallets(std::string_view wallet_path) {

@@ -362,9 +362,8 @@ TEST_CASE("error responses carry the header synapse; the axon signs them only on
           "[axon][verify]") {
   auto ax = make_axon(bt::axon_options::loopback(),
                       {.blacklist = [](const bt::synapse&, const bt::request_context& ctx) {
-                        return ctx.hotkey == charlie().ss58_address()
-                                   ? bt::verdict::deny("charlie")
-                                   : bt::verdict::allow();
+                        return ctx.hotkey == charlie().ss58_address() ? bt::verdict::deny("charlie")
+                                                                      : bt::verdict::allow();
                       }});
   ax->start();
   const std::uint16_t port = ax->port();
@@ -822,9 +821,10 @@ TEST_CASE("coroutine forwards count against the admission limit", "[axon][limits
   release = true;
   CHECK(first.read().status == 200);
   // The slot came back: the next coroutine request is admitted.
-  CHECK(roundtrip(port, dummy_request(*ax, 5, {.uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec15"})
-                            .wire(port))
-            .status == 200);
+  CHECK(
+      roundtrip(port,
+                dummy_request(*ax, 5, {.uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec15"}).wire(port))
+          .status == 200);
 }
 
 TEST_CASE("a timeout of 0 or beyond the cap means the cap, without overflow", "[axon][limits]") {

@@ -251,7 +251,8 @@ TEST_CASE("a streamed answer has the head of PROTOCOL 7 and one chunk per send",
   const auto pt = r.header("bt_header_axon_process_time");
   REQUIRE(pt);
   CHECK(std::stod(*pt) >= 0.0);
-  CHECK(r.header("bt_header_dendrite_hotkey") == std::optional<std::string>(alice().ss58_address()));
+  CHECK(r.header("bt_header_dendrite_hotkey") ==
+        std::optional<std::string>(alice().ss58_address()));
   word_stream w;
   w.text = sample;
   CHECK(r.header("computed_body_hash") == std::optional<std::string>(bt::body_hash(w)));
@@ -303,9 +304,8 @@ TEST_CASE("worker-pool streaming handlers send with send_blocking", "[axon][stre
 TEST_CASE("a stream with no chunk is an empty chunked body; a handler may set the status fields",
           "[axon][stream]") {
   bt::axon ax(bob(), bt::axon_options::loopback());
-  ax.attach<word_stream>([](word_stream& s, bt::stream_writer&) {
-    s.axon.status_message = "nothing to say";
-  });
+  ax.attach<word_stream>(
+      [](word_stream& s, bt::stream_writer&) { s.axon.status_message = "nothing to say"; });
   ax.start();
   stream_client c(ax.port());
   c.send(words_request(ax, sample).wire(ax.port()));
@@ -443,7 +443,8 @@ TEST_CASE("a handler that misses the deadline before its first chunk gets 408", 
     refused = !out.send_blocking("late\n");
   });
   ax.start();
-  const auto r = bt::test::roundtrip(ax.port(), words_request(ax, "x", {.timeout = 0.3}).wire(ax.port()));
+  const auto r =
+      bt::test::roundtrip(ax.port(), words_request(ax, "x", {.timeout = 0.3}).wire(ax.port()));
   CHECK(r.status == 408);
   CHECK(r.body == R"({"message":"Request timeout after 0.3 seconds"})");
   CHECK(eventually([&] { return refused.load(); }));
@@ -538,7 +539,11 @@ TEST_CASE("many concurrent streams", "[axon][stream]") {
           std::string text;
           // append(), not "w" + s: GCC 12 reports a false -Wrestrict on that (GCC PR 105329).
           for (int k = 0; k < 20; ++k)
-            text.append("w").append(std::to_string(t)).append("_").append(std::to_string(k)).append(" ");
+            text.append("w")
+                .append(std::to_string(t))
+                .append("_")
+                .append(std::to_string(k))
+                .append(" ");
           // One dendrite instance per client: its nonces increase (PROTOCOL 4.3).
           const std::string uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36f" + std::to_string(1000 + t);
           c.send(words_request(ax, text, {.uuid = uuid}).wire(ax.port()));

@@ -31,9 +31,9 @@ struct running_axon {
           d.dummy_output = 2 * d.dummy_input;
         },
         {.blacklist = [](const bt::synapse&, const bt::request_context& c) {
-           return c.hotkey == charlie().ss58_address() ? bt::verdict::deny("banned")
-                                                       : bt::verdict::allow();
-         }});
+          return c.hotkey == charlie().ss58_address() ? bt::verdict::deny("banned")
+                                                      : bt::verdict::allow();
+        }});
     ax.start();
   }
   ~running_axon() { ax.stop(); }
@@ -84,7 +84,8 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
     target.hotkey = running_axon::charlie().ss58_address();
     auto r = d.call(target, query(1), 5.0);
     CHECK(r.dendrite.status_code == 401);
-    CHECK_THAT(r.dendrite.status_message.value_or(""), Catch::StartsWith("Not Verified with error"));
+    CHECK_THAT(r.dendrite.status_message.value_or(""),
+               Catch::StartsWith("Not Verified with error"));
     CHECK(r.failed_verification());
   }
   SECTION("403: blacklisted caller") {
@@ -106,7 +107,8 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
   SECTION("500: the handler throws") {
     auto r = d.call(srv.info(), query(-1), 5.0);
     CHECK(r.dendrite.status_code == 500);
-    CHECK_THAT(r.dendrite.status_message.value_or(""), Catch::StartsWith("Internal Server Error #"));
+    CHECK_THAT(r.dendrite.status_message.value_or(""),
+               Catch::StartsWith("Internal Server Error #"));
     CHECK_FALSE(r.dummy_output.has_value());
   }
   SECTION("a status chosen by the handler") {
@@ -166,9 +168,10 @@ TEST_CASE("against our axon: concurrent calls from one dendrite", "[dendrite][ax
     for (auto& r : rs) {
       INFO(r.dendrite.status_message.value_or("None"));
       const bool ok = r.dendrite.status_code == 200 && r.dummy_output == 10;
-      const bool stale = r.dendrite.status_code == 401 &&
-                         r.dendrite.status_message ==
-                             "Not Verified with error: Nonce is too old, a newer one was last processed";
+      const bool stale =
+          r.dendrite.status_code == 401 &&
+          r.dendrite.status_message ==
+              "Not Verified with error: Nonce is too old, a newer one was last processed";
       CHECK((ok || stale));
     }
     // One at a time, every call is accepted.

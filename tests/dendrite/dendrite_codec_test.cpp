@@ -40,14 +40,17 @@ bt::axon_info target_2_6() {
 }
 
 bt::detail::request_identity identity() {
-  return {.key = &alice(), .hotkey = alice().ss58_address(), .uuid = uuid_2_6,
+  return {.key = &alice(),
+          .hotkey = alice().ss58_address(),
+          .uuid = uuid_2_6,
           .version = bt::version_as_int};
 }
 
 /// Encodes `s` as the dendrite would, and parses the bytes back as an HTTP server would.
 http::request<http::string_body> encode_and_parse(const bt::synapse_descriptor& d, bt::synapse& s,
                                                   const bt::axon_info& target, double timeout,
-                                                  std::int64_t nonce, std::string* head_out = nullptr) {
+                                                  std::int64_t nonce,
+                                                  std::string* head_out = nullptr) {
   bt::detail::preset_request(s, target, timeout, identity(), {});
   std::string scratch, head, body;
   bt::detail::encode_request(d, s, "203.0.113.5", nonce, identity(),
@@ -88,11 +91,21 @@ TEST_CASE("the request of PROTOCOL 2.6 / 4.6: route, headers in order, body, sig
     if (n == "Host" || n == "Content-Type" || n == "Content-Length") continue;
     names.push_back(n);
   }
-  const std::vector<std::string> expected = {
-      "name", "timeout", "bt_header_axon_ip", "bt_header_axon_port", "bt_header_axon_hotkey",
-      "bt_header_dendrite_ip", "bt_header_dendrite_version", "bt_header_dendrite_nonce",
-      "bt_header_dendrite_uuid", "bt_header_dendrite_hotkey", "bt_header_dendrite_signature",
-      "bt_header_input_obj_dummy_input", "header_size", "total_size", "computed_body_hash"};
+  const std::vector<std::string> expected = {"name",
+                                             "timeout",
+                                             "bt_header_axon_ip",
+                                             "bt_header_axon_port",
+                                             "bt_header_axon_hotkey",
+                                             "bt_header_dendrite_ip",
+                                             "bt_header_dendrite_version",
+                                             "bt_header_dendrite_nonce",
+                                             "bt_header_dendrite_uuid",
+                                             "bt_header_dendrite_hotkey",
+                                             "bt_header_dendrite_signature",
+                                             "bt_header_input_obj_dummy_input",
+                                             "header_size",
+                                             "total_size",
+                                             "computed_body_hash"};
   CHECK(names == expected);
   CHECK(req["name"] == "Dummy");
   CHECK(req["timeout"] == "12.0");
@@ -122,9 +135,9 @@ TEST_CASE("the request of PROTOCOL 2.6 / 4.6: route, headers in order, body, sig
       "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
   const auto sig_bytes = bt::from_hex(sig);
   REQUIRE(sig_bytes.has_value());
-  CHECK_FALSE(bt::verify_signature(bt::crypto_type::sr25519, alice().public_key(),
-                                   {reinterpret_cast<const std::uint8_t*>(message.data()), message.size()},
-                                   *sig_bytes));
+  CHECK_FALSE(bt::verify_signature(
+      bt::crypto_type::sr25519, alice().public_key(),
+      {reinterpret_cast<const std::uint8_t*>(message.data()), message.size()}, *sig_bytes));
   CHECK(s.dendrite.signature == sig);
 
   // The body of PROTOCOL 4.6 (json.dumps style), with our honest total_size and the signature.
@@ -276,9 +289,9 @@ TEST_CASE("response merge: body status survives where headers are absent", "[den
 TEST_CASE("response merge: non-200 takes the status and message only", "[dendrite][codec]") {
   merge_case m;
   std::string detail;
-  REQUIRE_FALSE(m.apply(401, json_fields({{"bt_header_axon_signature", "0xabc"}}),
-                        R"({"message":"Not Verified with error: Signature mismatch","dummy_output":3})",
-                        detail));
+  REQUIRE_FALSE(m.apply(
+      401, json_fields({{"bt_header_axon_signature", "0xabc"}}),
+      R"({"message":"Not Verified with error: Signature mismatch","dummy_output":3})", detail));
   CHECK(m.local.dendrite.status_code == 401);
   CHECK(m.local.dendrite.status_message == "Not Verified with error: Signature mismatch");
   CHECK(m.local.failed_verification());
@@ -291,12 +304,12 @@ TEST_CASE("response merge: failures change nothing", "[dendrite][codec]") {
       {200, json_fields(), "{"},
       {200, json_fields(), "[]"},
       {200, json_fields(), ""},
-      {200, json_fields(), R"({"dummy_output":1})"},                // missing required input
-      {200, json_fields(), R"({"dummy_input":"x"})"},               // wrong type
+      {200, json_fields(), R"({"dummy_output":1})"},   // missing required input
+      {200, json_fields(), R"({"dummy_input":"x"})"},  // wrong type
       {200, json_fields(), R"({"dummy_input":1,"axon":{"port":"eighty"}})"},
       {200, json_fields({{"bt_header_axon_nonce", "1.5"}}), R"({"dummy_input":1})"},
       {200, json_fields({{"timeout", "soon"}}), R"({"dummy_input":1})"},
-      {200, http::fields{}, R"({"dummy_input":1})"},                // no content type
+      {200, http::fields{}, R"({"dummy_input":1})"},  // no content type
       {500, json_fields(), "Internal Server Error"},
       {403, json_fields(), R"("message")"},
       {403, json_fields(), R"({"message":["a"]})"},

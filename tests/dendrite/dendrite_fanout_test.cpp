@@ -96,7 +96,8 @@ TEST_CASE("fan-out to 1,000 local endpoints: every result in order", "[dendrite]
   CHECK(std::all_of(again.begin(), again.end(), [](const dummy& r) { return r.is_success(); }));
 }
 
-TEST_CASE("fan-out with mixed faults: each result has its own status, in order", "[dendrite][fanout]") {
+TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
+          "[dendrite][fanout]") {
   fault_server good(port_echo());
   fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf;
@@ -115,9 +116,12 @@ TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
   bad_ip.ip = "not an ip";
   bad_ip.port = 1;
 
-  const std::vector<bt::axon_info> axons = {
-      good.axon(bob().ss58_address()), silent.axon(bob().ss58_address()), refused,
-      garbage.axon(bob().ss58_address()), bad_ip, good.axon(bob().ss58_address())};
+  const std::vector<bt::axon_info> axons = {good.axon(bob().ss58_address()),
+                                            silent.axon(bob().ss58_address()),
+                                            refused,
+                                            garbage.axon(bob().ss58_address()),
+                                            bad_ip,
+                                            good.axon(bob().ss58_address())};
   bt::dendrite d(alice(), {.max_concurrency = 2});
   dummy q;
   q.dummy_input = 1;
@@ -188,9 +192,8 @@ TEST_CASE("cancelling a fan-out cancels its running calls", "[dendrite][fanout][
   std::promise<std::vector<dummy>> p;
   auto f = p.get_future();
   d.async_forward(axons, dummy{}, 20.0,
-                  net::bind_cancellation_slot(sig.slot(), [&p](std::vector<dummy> r) {
-                    p.set_value(std::move(r));
-                  }));
+                  net::bind_cancellation_slot(
+                      sig.slot(), [&p](std::vector<dummy> r) { p.set_value(std::move(r)); }));
   while (silent.log().count() < 2) std::this_thread::sleep_for(5ms);
   sig.emit(net::cancellation_type::terminal);
   REQUIRE(f.wait_for(5s) == std::future_status::ready);

@@ -96,7 +96,8 @@ TEST_CASE("connection refused gives 503 Service unavailable, quickly", "[dendrit
   CHECK(open_fds() == fds_before);
 }
 
-TEST_CASE("a server that accepts and never answers gives 408 at the deadline", "[dendrite][faults]") {
+TEST_CASE("a server that accepts and never answers gives 408 at the deadline",
+          "[dendrite][faults]") {
   fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf;
     co_await read_request(s, buf, log);
@@ -150,8 +151,9 @@ TEST_CASE("drip-feeding cannot extend the deadline", "[dendrite][faults]") {
     fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
       boost::beast::flat_buffer buf;
       co_await read_request(s, buf, log);
-      co_await write_text(s, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             "content-length: 100000\r\n\r\n{");
+      co_await write_text(s,
+                          "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                          "content-length: 100000\r\n\r\n{");
       for (int i = 0; i < 1000; ++i) {
         co_await write_text(s, " ");
         co_await sleep_for(20ms);
@@ -194,8 +196,9 @@ TEST_CASE("a peer closing mid-response", "[dendrite][faults]") {
     fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
       boost::beast::flat_buffer buf;
       co_await read_request(s, buf, log);
-      co_await write_text(s, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             "content-length: 100\r\n\r\n{\"name\": \"Du");
+      co_await write_text(s,
+                          "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                          "content-length: 100\r\n\r\n{\"name\": \"Du");
       s.close();
     });
     bt::dendrite d(alice());
@@ -217,13 +220,13 @@ TEST_CASE("oversized, malformed and mis-framed responses give 422", "[dendrite][
        "Failed to parse response: response body exceeds 1024 bytes"},
       {"oversized body (chunked)",
        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
-       "1000\r\n" + std::string(4096, ' ') + "\r\n0\r\n\r\n",
+       "1000\r\n" +
+           std::string(4096, ' ') + "\r\n0\r\n\r\n",
        "Failed to parse response: response body exceeds 1024 bytes"},
       {"oversized head", "HTTP/1.1 200 OK\r\nx-big: " + std::string(70000, 'a') + "\r\n\r\n",
        "Failed to parse response: response head exceeds 65536 bytes"},
       {"malformed JSON", http_response(200, "{not json"), "Failed to parse response: *"},
-      {"JSON that is not an object", http_response(200, "[1, 2]"),
-       "Failed to parse response: *"},
+      {"JSON that is not an object", http_response(200, "[1, 2]"), "Failed to parse response: *"},
       {"empty body", http_response(200, ""), "Failed to parse response: *"},
       {"missing required field", http_response(200, R"({"name":"Dummy","dummy_output":3})"),
        "Failed to parse response: *"},
@@ -240,7 +243,8 @@ TEST_CASE("oversized, malformed and mis-framed responses give 422", "[dendrite][
        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 5\r\n\r\n"
        R"({"dummy_input":1,"dummy_output":3})",
        "Failed to parse response: *"},
-      {"garbage status line", "SMTP ready\r\n\r\n", "Failed to parse response: invalid HTTP response: *"},
+      {"garbage status line", "SMTP ready\r\n\r\n",
+       "Failed to parse response: invalid HTTP response: *"},
       {"garbage header line", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
        "Failed to parse response: invalid HTTP response: *"},
       {"bad content-length", "HTTP/1.1 200 OK\r\ncontent-length: abc\r\n\r\n",
@@ -366,7 +370,8 @@ TEST_CASE("200 merges only outputs and status (D6)", "[dendrite][responses]") {
   CHECK(*r.dendrite.process_time > 0.0);
 }
 
-TEST_CASE("a 200 without any axon status is a failure, as in Python (6.5)", "[dendrite][responses]") {
+TEST_CASE("a 200 without any axon status is a failure, as in Python (6.5)",
+          "[dendrite][responses]") {
   fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf;
     co_await read_request(s, buf, log);
@@ -379,7 +384,8 @@ TEST_CASE("a 200 without any axon status is a failure, as in Python (6.5)", "[de
   CHECK(r.dummy_output == 14);
 }
 
-TEST_CASE("keep-alive connections are reused, and a stale one is retried once", "[dendrite][pool]") {
+TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
+          "[dendrite][pool]") {
   SECTION("reuse") {
     fault_server srv(echo_doubler());
     bt::dendrite d(alice());
@@ -523,8 +529,9 @@ TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite]
     net::cancellation_signal sig;
     std::promise<dummy> p;
     auto f = p.get_future();
-    d.async_call(silent.axon(bob().ss58_address()), query(), 10.0,
-                 net::bind_cancellation_slot(sig.slot(), [&p](dummy r) { p.set_value(std::move(r)); }));
+    d.async_call(
+        silent.axon(bob().ss58_address()), query(), 10.0,
+        net::bind_cancellation_slot(sig.slot(), [&p](dummy r) { p.set_value(std::move(r)); }));
     while (silent.log().count() == 0) std::this_thread::sleep_for(5ms);
     sig.emit(net::cancellation_type::terminal);
     REQUIRE(f.wait_for(5s) == std::future_status::ready);

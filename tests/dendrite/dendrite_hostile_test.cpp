@@ -42,8 +42,8 @@ behaviour hostile(std::string prefix, std::string piece = {}, int repeat = 0,
     if (!co_await read_request(s, buf, log)) co_return;
     co_await write_text(s, prefix);
     for (int i = 0; i < repeat && s.is_open(); ++i) {
-      auto [ec, n] = co_await net::async_write(s, net::buffer(piece),
-                                              net::as_tuple(net::use_awaitable));
+      auto [ec, n] =
+          co_await net::async_write(s, net::buffer(piece), net::as_tuple(net::use_awaitable));
       (void)n;
       if (ec) co_return;  // the dendrite gave up and closed: what we want
       if (pause.count() > 0) co_await sleep_for(pause);
@@ -132,8 +132,8 @@ TEST_CASE("a hostile axon gets its mapped status on time, and the dendrite stays
        hostile(ok_head + "content-length: 500\r\n\r\n{\"dummy_input\": 7}", {}, 0, 0ms, 0ms), 400,
        "Payload error: Response payload is not completed"},
       {"Content-Length shorter than the body",
-       hostile(ok_head + "content-length: 3\r\n\r\n{\"dummy_input\": 7, \"dummy_output\": 14}"), 422,
-       "Failed to parse response: *"},
+       hostile(ok_head + "content-length: 3\r\n\r\n{\"dummy_input\": 7, \"dummy_output\": 14}"),
+       422, "Failed to parse response: *"},
       {"garbage status line", hostile("\x16\x03\x01 not http at all\r\n\r\n"), 422,
        "Failed to parse response: invalid HTTP response: *"},
       {"garbage header lines", hostile("HTTP/1.1 200 OK\r\n:::\r\n\x01\x02: \x7f\r\n\r\n"), 422,
@@ -142,8 +142,8 @@ TEST_CASE("a hostile axon gets its mapped status on time, and the dendrite stays
        hostile("HTTP/1.1 200 OK\r\nx-slow: ", "a", 1000, 10ms), 408,
        "Request timeout after 0.5 seconds"},
       {"a chunk size beyond 64 bits",
-       hostile(ok_head + "transfer-encoding: chunked\r\n\r\nfffffffffffffffffffff\r\n{}\r\n"),
-       422, "Failed to parse response: *"},
+       hostile(ok_head + "transfer-encoding: chunked\r\n\r\nfffffffffffffffffffff\r\n{}\r\n"), 422,
+       "Failed to parse response: *"},
       {"a 200 whose body is a JSON list (D28)", hostile(http_response(200, "[1, 2]")), 422,
        "Failed to parse response: *"},
       {"a 200 with an empty body (D28)", hostile(http_response(200, "")), 422,
@@ -380,8 +380,8 @@ TEST_CASE("trailers within the head limit are accepted, beyond it refused exactl
     CHECK(r.dummy_output == 14);
   }
   SECTION("80 KB of trailers: fits the read buffer (head limit + 64 KiB), not the head budget") {
-    const std::string big = "x-a: " + std::string(40000, 'a') + "\r\nx-b: " +
-                            std::string(40000, 'b') + "\r\n";
+    const std::string big =
+        "x-a: " + std::string(40000, 'a') + "\r\nx-b: " + std::string(40000, 'b') + "\r\n";
     fault_server srv(hostile(answer(big)));
     const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
     CHECK(r.dendrite.status_code == 422);

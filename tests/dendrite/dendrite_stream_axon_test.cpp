@@ -62,9 +62,8 @@ struct miner {
         }
       });
     } else {
-      ax.attach<word_stream>([delay](word_stream& s, bt::stream_writer& out) {
-        return stream_words(s, out, delay);
-      });
+      ax.attach<word_stream>(
+          [delay](word_stream& s, bt::stream_writer& out) { return stream_words(s, out, delay); });
     }
     ax.start();
   }
@@ -126,12 +125,14 @@ TEST_CASE("our axon streams WordStream to our dendrite", "[dendrite][axon][strea
   }
 }
 
-TEST_CASE("a slow stream from our axon is cut at the client's deadline", "[dendrite][axon][stream]") {
+TEST_CASE("a slow stream from our axon is cut at the client's deadline",
+          "[dendrite][axon][stream]") {
   miner m(200ms);
   bt::dendrite d(alice());
   collector got;
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = d.call_stream(m.target(), words_query("a b c d e f g h i j k l m n o p"), 0.9, std::ref(got));
+  auto r =
+      d.call_stream(m.target(), words_query("a b c d e f g h i j k l m n o p"), 0.9, std::ref(got));
   const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(r.dendrite.status_code == 408);
   CHECK(r.dendrite.status_message == "Request timeout after 0.9 seconds");
@@ -157,7 +158,8 @@ TEST_CASE("many concurrent streams from our axon", "[dendrite][axon][stream]") {
   std::vector<std::future<word_stream>> fs;
   for (int i = 0; i < n; ++i)
     fs.push_back(d.async_call_stream(m.target(), words_query(text), 20.0,
-                                     std::ref(got[static_cast<std::size_t>(i)]), boost::asio::use_future));
+                                     std::ref(got[static_cast<std::size_t>(i)]),
+                                     boost::asio::use_future));
   for (int i = 0; i < n; ++i) {
     auto r = fs[static_cast<std::size_t>(i)].get();
     INFO(i << ": " << r.dendrite.status_message.value_or("None"));
@@ -167,7 +169,8 @@ TEST_CASE("many concurrent streams from our axon", "[dendrite][axon][stream]") {
   }
 }
 
-TEST_CASE("an endless stream from an axon handler stops at the client's limit", "[dendrite][axon][stream]") {
+TEST_CASE("an endless stream from an axon handler stops at the client's limit",
+          "[dendrite][axon][stream]") {
   bt::axon ax(bob(), bt::axon_options::loopback());
   std::atomic<bool> handler_returned{false};
   ax.attach<word_stream>([&](word_stream&, bt::stream_writer& out) -> boost::asio::awaitable<void> {
@@ -184,7 +187,8 @@ TEST_CASE("an endless stream from an axon handler stops at the client's limit", 
     std::atomic<std::size_t> items{0};
     auto r = d.call_stream(a, words_query("x"), 10.0, [&](std::string_view) { ++items; });
     CHECK(r.dendrite.status_code == 422);
-    CHECK(r.dendrite.status_message == "Failed to parse response: response body exceeds 262144 bytes");
+    CHECK(r.dendrite.status_message ==
+          "Failed to parse response: response body exceeds 262144 bytes");
     CHECK(items > 1000);
   }
   for (int i = 0; i < 500 && !handler_returned; ++i) std::this_thread::sleep_for(10ms);

@@ -66,8 +66,8 @@ constexpr std::string_view last_chunk = "0\r\n\r\n";
 /// last-chunk, which would end the body there.
 behaviour streamer(std::vector<std::string> parts, std::chrono::milliseconds gap = 0ms,
                    std::string head = stream_head()) {
-  return [parts = std::move(parts), gap, head = std::move(head)](tcp::socket& s,
-                                                                 server_log& log) -> net::awaitable<void> {
+  return [parts = std::move(parts), gap, head = std::move(head)](
+             tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf;
     for (;;) {
       if (!co_await read_request(s, buf, log)) co_return;
@@ -125,7 +125,8 @@ TEST_CASE("a stream is delivered item by item, whatever the byte splits", "[dend
   SECTION("a last item without its terminator is emitted at the end of a complete body") {
     fault_server tail(streamer({"one\ntw", "o"}));
     collector t;
-    auto r3 = d.call_stream(tail.axon(bob().ss58_address()), words_query("one two"), 5.0, std::ref(t));
+    auto r3 =
+        d.call_stream(tail.axon(bob().ss58_address()), words_query("one two"), 5.0, std::ref(t));
     CHECK(r3.dendrite.status_code == 200);
     CHECK(t.get() == std::vector<std::string>{"one", "two"});
   }
@@ -162,7 +163,8 @@ TEST_CASE("a dynamic synapse receives the raw body bytes", "[dendrite][stream]")
   CHECK(r.get("text")->get<std::string>() == "alpha beta gamma");
 }
 
-TEST_CASE("the deadline cuts a slow drip: 408, earlier items delivered, on time", "[dendrite][stream]") {
+TEST_CASE("the deadline cuts a slow drip: 408, earlier items delivered, on time",
+          "[dendrite][stream]") {
   // Two words at once, then one word every 150 ms for as long as the client reads.
   fault_server drip([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf;
@@ -170,8 +172,8 @@ TEST_CASE("the deadline cuts a slow drip: 408, earlier items delivered, on time"
     co_await write_text(s, stream_head() + chunk("first\nsecond\n"));
     for (int i = 0; i < 200; ++i) {
       co_await sleep_for(150ms);
-      auto [ec, n] = co_await net::async_write(s, net::buffer(chunk("w" + std::to_string(i) + "\n")),
-                                              net::as_tuple(net::use_awaitable));
+      auto [ec, n] = co_await net::async_write(
+          s, net::buffer(chunk("w" + std::to_string(i) + "\n")), net::as_tuple(net::use_awaitable));
       (void)n;
       if (ec) co_return;
     }
@@ -190,9 +192,9 @@ TEST_CASE("the deadline cuts a slow drip: 408, earlier items delivered, on time"
     REQUIRE(items.size() >= 2);
     CHECK(items[0] == "first");
     CHECK(items[1] == "second");
-    CHECK(items.size() < 10);             // the drip did not run past the deadline
-    CHECK(r.words == items);              // the parser's field holds what was delivered
-    CHECK(el < 1.6);                      // the deadline is enforced at all (generous bound)
+    CHECK(items.size() < 10);                // the drip did not run past the deadline
+    CHECK(r.words == items);                 // the parser's field holds what was delivered
+    CHECK(el < 1.6);                         // the deadline is enforced at all (generous bound)
     CHECK(d.stats().idle_connections == 0);  // a cut stream is never pooled
   }
   // The dendrite closed its socket when the deadline cut the stream. The drip's end of the
@@ -214,7 +216,8 @@ TEST_CASE("hostile streams are bounded by the body limit", "[dendrite][stream]")
       std::string words;
       for (int i = 0; i < 100; ++i) words += "word" + std::to_string(i) + "\n";
       for (;;) {
-        auto [ec, n] = co_await net::async_write(s, net::buffer(chunk(words)), net::as_tuple(net::use_awaitable));
+        auto [ec, n] = co_await net::async_write(s, net::buffer(chunk(words)),
+                                                 net::as_tuple(net::use_awaitable));
         (void)n;
         if (ec) co_return;
       }
@@ -226,7 +229,8 @@ TEST_CASE("hostile streams are bounded by the body limit", "[dendrite][stream]")
                              bytes += i.size() + 1;
                            });
     CHECK(r.dendrite.status_code == 422);
-    CHECK(r.dendrite.status_message == "Failed to parse response: response body exceeds 65536 bytes");
+    CHECK(r.dendrite.status_message ==
+          "Failed to parse response: response body exceeds 65536 bytes");
     CHECK(items > 1000);
     CHECK(bytes <= 65536);
     CHECK(d.stats().idle_connections == 0);
@@ -238,7 +242,8 @@ TEST_CASE("hostile streams are bounded by the body limit", "[dendrite][stream]")
       co_await write_text(s, stream_head());
       const std::string x(4096, 'x');
       for (;;) {
-        auto [ec, n] = co_await net::async_write(s, net::buffer(chunk(x)), net::as_tuple(net::use_awaitable));
+        auto [ec, n] =
+            co_await net::async_write(s, net::buffer(chunk(x)), net::as_tuple(net::use_awaitable));
         (void)n;
         if (ec) co_return;
       }
@@ -257,7 +262,8 @@ TEST_CASE("hostile streams are bounded by the body limit", "[dendrite][stream]")
       co_await write_text(s, stream_head() + "ffffffffff\r\n");
       co_await sleep_for(5s);
     });
-    auto r = d.call_stream(big.axon(bob().ss58_address()), words_query("x"), 10.0, [](std::string_view) {});
+    auto r = d.call_stream(big.axon(bob().ss58_address()), words_query("x"), 10.0,
+                           [](std::string_view) {});
     CHECK(r.dendrite.status_code == 422);
   }
 }
@@ -308,14 +314,16 @@ TEST_CASE("stream failures map like call()'s", "[dendrite][stream]") {
     fault_server bad(streamer({"a\n"}, 0ms, stream_head("bt_header_axon_status_code: abc\r\n")));
     auto r = d.call_stream(bad.axon(bob().ss58_address()), words_query("a"), 5.0, std::ref(got));
     CHECK(r.dendrite.status_code == 422);
-    CHECK_THAT(r.dendrite.status_message.value_or(""), Catch::StartsWith("Failed to parse response: "));
+    CHECK_THAT(r.dendrite.status_message.value_or(""),
+               Catch::StartsWith("Failed to parse response: "));
   }
   SECTION("an on_item that throws ends the call with 422") {
     fault_server srv(streamer({"a\nb\n"}));
     auto r = d.call_stream(srv.axon(bob().ss58_address()), words_query("a b"), 5.0,
                            [](std::string_view) { throw std::runtime_error("consumer gave up"); });
     CHECK(r.dendrite.status_code == 422);
-    CHECK(r.dendrite.status_message == "Failed to parse response: stream parser failed: consumer gave up");
+    CHECK(r.dendrite.status_message ==
+          "Failed to parse response: stream parser failed: consumer gave up");
   }
   SECTION("connection refused") {
     bt::axon_info a;
@@ -334,9 +342,9 @@ TEST_CASE("cancelling a stream ends it with 503", "[dendrite][stream]") {
   std::promise<word_stream> p;
   auto f = p.get_future();
   std::atomic<int> items{0};
-  d.async_call_stream(drip.axon(bob().ss58_address()), words_query("x"), 10.0,
-                      [&](std::string_view) { ++items; },
-                      net::bind_cancellation_slot(sig.slot(), [&p](word_stream r) { p.set_value(std::move(r)); }));
+  d.async_call_stream(
+      drip.axon(bob().ss58_address()), words_query("x"), 10.0, [&](std::string_view) { ++items; },
+      net::bind_cancellation_slot(sig.slot(), [&p](word_stream r) { p.set_value(std::move(r)); }));
   while (items == 0) std::this_thread::sleep_for(5ms);
   sig.emit(net::cancellation_type::terminal);
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
@@ -349,7 +357,8 @@ TEST_CASE("cancelling a stream ends it with 503", "[dendrite][stream]") {
 TEST_CASE("many concurrent streams, and a coroutine caller", "[dendrite][stream]") {
   std::vector<std::string> parts;
   // append(), not "w" + s: GCC 12 reports a false -Wrestrict on the latter here (GCC PR 105329).
-  for (int i = 0; i < 20; ++i) parts.push_back(std::string("w").append(std::to_string(i)).append("\n"));
+  for (int i = 0; i < 20; ++i)
+    parts.push_back(std::string("w").append(std::to_string(i)).append("\n"));
   fault_server srv(streamer(parts, 2ms));
   bt::dendrite d(alice(), {.threads = 2});
 
@@ -359,7 +368,8 @@ TEST_CASE("many concurrent streams, and a coroutine caller", "[dendrite][stream]
     std::vector<std::future<word_stream>> fs;
     for (int i = 0; i < n; ++i)
       fs.push_back(d.async_call_stream(srv.axon(bob().ss58_address()), words_query("x"), 20.0,
-                                       std::ref(got[static_cast<std::size_t>(i)]), net::use_future));
+                                       std::ref(got[static_cast<std::size_t>(i)]),
+                                       net::use_future));
     for (int i = 0; i < n; ++i) {
       auto r = fs[static_cast<std::size_t>(i)].get();
       INFO(i << ": " << r.dendrite.status_message.value_or("None"));
@@ -375,9 +385,9 @@ TEST_CASE("many concurrent streams, and a coroutine caller", "[dendrite][stream]
     net::co_spawn(
         ioc,
         [&]() -> net::awaitable<void> {
-          out = co_await d.async_call_stream(srv.axon(bob().ss58_address()), words_query("x"), 5.0,
-                                             [&](std::string_view i) { items.emplace_back(i); },
-                                             net::use_awaitable);
+          out = co_await d.async_call_stream(
+              srv.axon(bob().ss58_address()), words_query("x"), 5.0,
+              [&](std::string_view i) { items.emplace_back(i); }, net::use_awaitable);
         },
         net::detached);
     ioc.run();

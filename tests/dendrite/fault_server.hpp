@@ -72,7 +72,7 @@ inline net::awaitable<bool> read_request(tcp::socket& s, boost::beast::flat_buff
 
 inline net::awaitable<void> write_text(tcp::socket& s, std::string_view text) {
   auto [ec, n] = co_await net::async_write(s, net::buffer(text.data(), text.size()),
-                                          net::as_tuple(net::use_awaitable));
+                                           net::as_tuple(net::use_awaitable));
   (void)ec;
   (void)n;
 }
@@ -167,6 +167,5 @@ inline void raise_fd_limit() {
     setrlimit(RLIMIT_NOFILE, &r);
   }
 }
-
 
 }  // namespace bt::test

@@ -150,17 +150,16 @@ class axon_process {
   static bt::perf::child_process spawn(const std::vector<std::string>& extra) {
     // The catalogue's limits; `extra` (flag, value pairs) replaces a default or adds a flag
     // (CLI11 refuses a flag given twice).
-    std::vector<std::pair<std::string, std::string>> flags = {
-        {"--uri", "//Bob"},
-        {"--axon.ip", "127.0.0.1"},
-        {"--axon.port", "0"},
-        {"--axon.io_threads", "2"},
-        {"--axon.max_workers", "2"},
-        {"--axon.max_queued_requests", "4"},
-        {"--axon.max_header_bytes", "4096"},
-        {"--axon.max_body_bytes", "65536"},
-        {"--axon.header_timeout", "1"},
-        {"--axon.max_connections", "16"}};
+    std::vector<std::pair<std::string, std::string>> flags = {{"--uri", "//Bob"},
+                                                              {"--axon.ip", "127.0.0.1"},
+                                                              {"--axon.port", "0"},
+                                                              {"--axon.io_threads", "2"},
+                                                              {"--axon.max_workers", "2"},
+                                                              {"--axon.max_queued_requests", "4"},
+                                                              {"--axon.max_header_bytes", "4096"},
+                                                              {"--axon.max_body_bytes", "65536"},
+                                                              {"--axon.header_timeout", "1"},
+                                                              {"--axon.max_connections", "16"}};
     REQUIRE(extra.size() % 2 == 0);
     for (std::size_t i = 0; i < extra.size(); i += 2) {
       auto it = std::find_if(flags.begin(), flags.end(),
@@ -361,18 +360,19 @@ TEST_CASE("malformed HTTP: request line, header syntax, oversized head and body"
              std::string(64, '\x07')),
        400, "Bad Request: *"},
       {"NUL bytes", fixed(std::string(32, '\0') + "\r\n\r\n"), 400, "Bad Request: *"},
-      {"header line without a colon", fixed(head + "no colon here\r\n\r\n"), 400,
-       "Bad Request: *"},
+      {"header line without a colon", fixed(head + "no colon here\r\n\r\n"), 400, "Bad Request: *"},
       {"space in a header name", fixed(head + "Bad Name: 1\r\n\r\n"), 400, "Bad Request: *"},
-      {"control character in a header value", fixed(head + "X-A: a\x01" "b\r\n\r\n"), 400,
-       "Bad Request: *"},
+      {"control character in a header value",
+       fixed(head + "X-A: a\x01"
+                    "b\r\n\r\n"),
+       400, "Bad Request: *"},
       {"non-numeric Content-Length", fixed(head + "Content-Length: abc\r\n\r\n"), 400,
        "Bad Request: *"},
       {"two different Content-Lengths",
-       fixed(head + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello"), 400,
-       "Bad Request: *"},
+       fixed(head + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello"), 400, "Bad Request: *"},
       {"Content-Length and Transfer-Encoding together",
-       fixed(head + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+       fixed(head +
+             "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
        400, "Bad Request: bad Transfer-Encoding"},
       {"unknown Transfer-Encoding (gzip), unsigned",
        fixed(head + "Transfer-Encoding: gzip\r\n\r\n"), 400, "Bad Request: bad Transfer-Encoding"},
@@ -395,9 +395,9 @@ TEST_CASE("malformed HTTP: request line, header syntax, oversized head and body"
       {"Content-Length beyond 64 bits", signed_head(27, "99999999999999999999999"), 400,
        "Bad Request: *"},
       {"chunked body growing past the limit",
-       signed_chunked(22, "chunked",
-                      chunk(std::string(40000, ' ')) + chunk(std::string(40000, ' ')) +
-                          "0\r\n\r\n"),
+       signed_chunked(
+           22, "chunked",
+           chunk(std::string(40000, ' ')) + chunk(std::string(40000, ' ')) + "0\r\n\r\n"),
        413, "Request body too large: the limit is 65536 bytes"},
       {"invalid chunk size", signed_chunked(23, "chunked", "zz\r\n{}\r\n0\r\n\r\n"), 400,
        "Malformed body: *"},
@@ -436,8 +436,8 @@ TEST_CASE("slow and vanishing clients: slowloris, idle sockets, flood, disconnec
     const auto took = std::chrono::steady_clock::now() - t0;
     INFO("closed after " << std::chrono::duration<double>(took).count() << " s");
     CHECK(closed);
-    CHECK(took > 500ms);  // not before its 1 s timeout
-    CHECK(took < 4s);     // a deadline (generous for a loaded machine), not a benchmark
+    CHECK(took > 500ms);      // not before its 1 s timeout
+    CHECK(took < 4s);         // a deadline (generous for a loaded machine), not a benchmark
     raw_client silent(port);  // connects and never sends a byte
     CHECK(silent.closed_by_peer(5s));
     ax.require_serving();
@@ -520,8 +520,11 @@ TEST_CASE("a connection flood past the limit is shed, then the axon serves again
   int status = 0;
   for (int i = 0; i < 100 && status != 200; ++i) {
     try {
-      status = roundtrip(port, ax.dummy_request(2, {.uuid = bt::test::test_uuid("after-flood-" + std::to_string(i))})
-                                   .wire(port), 2s)
+      status = roundtrip(port,
+                         ax.dummy_request(
+                               2, {.uuid = bt::test::test_uuid("after-flood-" + std::to_string(i))})
+                             .wire(port),
+                         2s)
                    .status;
     } catch (const std::exception&) {
       status = 0;  // shed: the count has not dropped yet
@@ -600,9 +603,8 @@ TEST_CASE("forged and stale signatures and nonces get 401", "[hostile]") {
        }},
       {"a nonce 120 s in the future (skew 30 s)",
        [&] {
-         return std::pair(
-             ax.dummy_request(1, {.nonce = bt::test::now_ns() + 120'000'000'000}),
-             v + "Nonce is too far in the future: acceptable skew is 30.00 seconds*");
+         return std::pair(ax.dummy_request(1, {.nonce = bt::test::now_ns() + 120'000'000'000}),
+                          v + "Nonce is too far in the future: acceptable skew is 30.00 seconds*");
        }},
       {"a nonce 60 s old",
        [&] {
@@ -842,8 +844,9 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
 
   // Two requests take both workers for good; each is answered 408 at its deadline.
   for (int i = 0; i < 2; ++i) {
-    const auto r =
-        roundtrip(port, ax.request(hang, {.timeout = 0.5, .uuid = bt::test::test_uuid("hang")}).wire(port), 10s);
+    const auto r = roundtrip(
+        port, ax.request(hang, {.timeout = 0.5, .uuid = bt::test::test_uuid("hang")}).wire(port),
+        10s);
     CHECK(r.status == 408);
     CHECK(message_of(r) == "Request timeout after 0.5 seconds");
   }
@@ -851,8 +854,10 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
   std::vector<std::unique_ptr<raw_client>> waiting;
   for (int i = 0; i < 4; ++i) {
     waiting.push_back(std::make_unique<raw_client>(port));
-    waiting.back()->send(ax.dummy_request(i, {.timeout = 0.5, .uuid = bt::test::test_uuid("queued-" + std::to_string(i))})
-                             .wire(port));
+    waiting.back()->send(
+        ax.dummy_request(
+              i, {.timeout = 0.5, .uuid = bt::test::test_uuid("queued-" + std::to_string(i))})
+            .wire(port));
   }
   for (auto& c : waiting) {
     const auto r = c->read(10s);
@@ -861,7 +866,8 @@ TEST_CASE("a handler that never returns: 408 on time, then 503 from the full que
   }
   // ... and hold their slots (the stuck workers never take them), so the next request is refused
   // at once rather than waiting forever.
-  const auto full = roundtrip(port, ax.dummy_request(7, {.uuid = bt::test::test_uuid("refused")}).wire(port), 10s);
+  const auto full = roundtrip(
+      port, ax.dummy_request(7, {.uuid = bt::test::test_uuid("refused")}).wire(port), 10s);
   CHECK(full.status == 503);
   CHECK(message_of(full) == "Service unavailable: request queue is full");
   CHECK(full.header("retry-after") == std::optional<std::string>("1"));

@@ -7,7 +7,7 @@
 // index of string_views costs 16 bytes per 2-byte word, 8x the body). Then the slow client goes
 // away and an honest streaming request is served in full.
 //
-// Registered by tests/word_stream_memory.cmake; docs/reliability.md "Hostile inputs" quotes the
+// Part of hostile_tests (tests/hostile.cmake); docs/reliability.md "Hostile inputs" quotes the
 // measured figures.
 #include <bt/dendrite.hpp>
 

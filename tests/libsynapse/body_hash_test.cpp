@@ -24,8 +24,9 @@ struct hashed : bt::synapse {
 
   static bt::synapse_schema<hashed> schema() {
     return {.name = "HashedSynapse",
-            .fields = {bt::field<&hashed::a>("a", bt::required), bt::field<&hashed::b>("b", bt::required),
-                       bt::field<&hashed::c>("c"), bt::field<&hashed::d>("d")},
+            .fields = {bt::field<&hashed::a>("a", bt::required),
+                       bt::field<&hashed::b>("b", bt::required), bt::field<&hashed::c>("c"),
+                       bt::field<&hashed::d>("d")},
             .hash_fields = {"a", "b", "d"}};
   }
 };
@@ -40,15 +41,17 @@ struct typed_values : bt::synapse {
   std::string text;
 
   static bt::synapse_schema<typed_values> schema() {
-    return {.name = "TypedValues",
-            .fields = {bt::field<&typed_values::x>("x"), bt::field<&typed_values::scores>("scores"),
-                       bt::field<&typed_values::ids>("ids"), bt::field<&typed_values::maybe>("maybe"),
-                       bt::field<&typed_values::flag>("flag"), bt::field<&typed_values::text>("text")},
-            .hash_fields = {"x", "scores", "ids", "maybe", "flag", "text"}};
+    return {
+        .name = "TypedValues",
+        .fields = {bt::field<&typed_values::x>("x"), bt::field<&typed_values::scores>("scores"),
+                   bt::field<&typed_values::ids>("ids"), bt::field<&typed_values::maybe>("maybe"),
+                   bt::field<&typed_values::flag>("flag"), bt::field<&typed_values::text>("text")},
+        .hash_fields = {"x", "scores", "ids", "maybe", "flag", "text"}};
   }
 };
 
-std::string field_str(const bt::synapse_descriptor& d, const bt::synapse& s, std::string_view name) {
+std::string field_str(const bt::synapse_descriptor& d, const bt::synapse& s,
+                      std::string_view name) {
   std::string out;
   const auto* f = d.find(name);
   REQUIRE(f != nullptr);
@@ -164,10 +167,11 @@ TEST_CASE("types without hash fields hash to SHA3-256 of the empty string", "[bo
   CHECK(bt::descriptor_of<hashed>().constant_body_hash().empty());
 }
 
-TEST_CASE("Dummy(input=1) with input hashed, and its placeholder form (PROTOCOL 3.6)", "[body_hash]") {
+TEST_CASE("Dummy(input=1) with input hashed, and its placeholder form (PROTOCOL 3.6)",
+          "[body_hash]") {
   bt::error err;
-  auto type = bt::make_dynamic_descriptor("Dummy", {{"input", bt::required}, {"output", bt::field_kind::optional}},
-                                          {"input"}, err);
+  auto type = bt::make_dynamic_descriptor(
+      "Dummy", {{"input", bt::required}, {"output", bt::field_kind::optional}}, {"input"}, err);
   REQUIRE_FALSE(err);
   bt::dynamic_synapse s(type);
   *s.get("input") = 1;

@@ -34,7 +34,8 @@ TEST_CASE("make_dynamic_descriptor builds the descriptor once", "[dynamic_synaps
   CHECK(d->constant_body_hash().empty());
   CHECK(d->find("B") == &d->fields()[1]);
   CHECK(d->find("b") == nullptr);
-  CHECK(make({})->constant_body_hash() == "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a");
+  CHECK(make({})->constant_body_hash() ==
+        "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a");
 }
 
 TEST_CASE("make_dynamic_descriptor rejects bad declarations", "[dynamic_synapse][errors]") {
@@ -47,16 +48,38 @@ TEST_CASE("make_dynamic_descriptor rejects bad declarations", "[dynamic_synapse]
   };
   const std::vector<bad> cases = {
       {"", {}, {}, "synapse.name", "not an ASCII identifier of 1 to 128 characters: ''"},
-      {"Bad Name", {}, {}, "synapse.name", "not an ASCII identifier of 1 to 128 characters: 'Bad Name'"},
+      {"Bad Name",
+       {},
+       {},
+       "synapse.name",
+       "not an ASCII identifier of 1 to 128 characters: 'Bad Name'"},
       {"1st", {}, {}, "synapse.name", "not an ASCII identifier of 1 to 128 characters: '1st'"},
       {"S/x", {}, {}, "synapse.name", "not an ASCII identifier of 1 to 128 characters: 'S/x'"},
-      {"S", {{"a", bt::required}, {"a", bt::required}}, {}, "synapse.fields.a", "duplicate field name"},
-      {"S", {{"timeout", bt::required}}, {}, "synapse.fields.timeout", "the name of a base Synapse field"},
-      {"S", {{"computed_body_hash", bt::required}}, {}, "synapse.fields.computed_body_hash",
+      {"S",
+       {{"a", bt::required}, {"a", bt::required}},
+       {},
+       "synapse.fields.a",
+       "duplicate field name"},
+      {"S",
+       {{"timeout", bt::required}},
+       {},
+       "synapse.fields.timeout",
        "the name of a base Synapse field"},
-      {"S", {{"a-b", bt::required}}, {}, "synapse.fields",
+      {"S",
+       {{"computed_body_hash", bt::required}},
+       {},
+       "synapse.fields.computed_body_hash",
+       "the name of a base Synapse field"},
+      {"S",
+       {{"a-b", bt::required}},
+       {},
+       "synapse.fields",
        "field name is not an ASCII identifier of 1 to 128 characters: 'a-b'"},
-      {"S", {{"a", bt::required}}, {"b"}, "synapse.required_hash_fields", "not a field of the type: 'b'"},
+      {"S",
+       {{"a", bt::required}},
+       {"b"},
+       "synapse.required_hash_fields",
+       "not a field of the type: 'b'"},
   };
   for (const auto& c : cases) {
     INFO(c.name << " / " << c.what);

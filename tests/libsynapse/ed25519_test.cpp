@@ -14,9 +14,9 @@
 
 namespace {
 
+using bt::test::bytes_of;
 using bt::test::hex;
 using bt::test::hex_n;
-using bt::test::bytes_of;
 
 const std::map<std::string, bt::errc>& expected_reasons() {
   static const std::map<std::string, bt::errc> m = {
@@ -53,11 +53,13 @@ TEST_CASE("ed25519 keys of ed25519_signatures.json", "[ed25519]") {
     auto tampered = sk.bytes;
     tampered[40] ^= 1;
     CHECK(bt::ed25519::from_bytes(tampered, loaded) == bt::errc::invalid_secret_key);
-    CHECK(bt::ed25519::from_bytes(std::span(sk.bytes).first(32), loaded) == bt::errc::invalid_secret_key);
+    CHECK(bt::ed25519::from_bytes(std::span(sk.bytes).first(32), loaded) ==
+          bt::errc::invalid_secret_key);
   }
 }
 
-TEST_CASE("ed25519 signs and verifies every case of ed25519_signatures.json, with its reason", "[ed25519]") {
+TEST_CASE("ed25519 signs and verifies every case of ed25519_signatures.json, with its reason",
+          "[ed25519]") {
   bt::init_crypto();
   const auto v = bt::test::load_vectors("ed25519_signatures.json");
   REQUIRE(v.at("cases").size() >= 14);
@@ -75,7 +77,8 @@ TEST_CASE("ed25519 signs and verifies every case of ed25519_signatures.json, wit
       // Deterministic: our signature is byte-identical.
       const auto sk = bt::ed25519::from_seed(hex_n<32>(c.at("seed_hex")));
       CHECK(bt::to_hex(sk.public_part()) == c.at("public_hex").get<std::string>());
-      CHECK(bt::to_hex(bt::ed25519::sign(sk, bytes_of(msg))) == c.at("signature_hex").get<std::string>());
+      CHECK(bt::to_hex(bt::ed25519::sign(sk, bytes_of(msg))) ==
+            c.at("signature_hex").get<std::string>());
     } else {
       REQUIRE(expected_reasons().count(why) == 1);
       CHECK(ec == expected_reasons().at(why));
@@ -93,7 +96,8 @@ TEST_CASE("ed25519 verify reports lengths and invalid public keys", "[ed25519]")
   const std::string msg = "m";
   const auto sig = bt::ed25519::sign(sk, bytes_of(msg));
   CHECK_FALSE(bt::ed25519::verify(pub, bytes_of(msg), sig));
-  CHECK(bt::ed25519::verify(pub, bytes_of(msg), std::span(sig).first(63)) == bt::errc::invalid_signature);
+  CHECK(bt::ed25519::verify(pub, bytes_of(msg), std::span(sig).first(63)) ==
+        bt::errc::invalid_signature);
   std::array<std::uint8_t, 32> small_order{};  // y = 0: order 4
   CHECK(bt::ed25519::verify(small_order, bytes_of(msg), sig) == bt::errc::invalid_public_key);
   std::array<std::uint8_t, 32> identity{1};  // y = 1: the identity, small order

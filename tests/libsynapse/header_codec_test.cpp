@@ -33,9 +33,12 @@ struct kinds5 : bt::synapse {
 
   static bt::synapse_schema<kinds5> schema() {
     return {.name = "KindsSynapse",
-            .fields = {bt::field<&kinds5::a>("a", bt::required), bt::field<&kinds5::b>("b", bt::required),
-                       bt::field<&kinds5::c>("c", bt::required), bt::field<&kinds5::d>("d", bt::required),
-                       bt::field<&kinds5::e>("e", bt::required), bt::field<&kinds5::f>("f", bt::required)},
+            .fields = {bt::field<&kinds5::a>("a", bt::required),
+                       bt::field<&kinds5::b>("b", bt::required),
+                       bt::field<&kinds5::c>("c", bt::required),
+                       bt::field<&kinds5::d>("d", bt::required),
+                       bt::field<&kinds5::e>("e", bt::required),
+                       bt::field<&kinds5::f>("f", bt::required)},
             .hash_fields = {"a", "b", "c", "d", "e"}};
   }
 };
@@ -43,7 +46,9 @@ struct kinds5 : bt::synapse {
 struct kinds6 : kinds5 {
   static bt::synapse_schema<kinds6> schema() {
     auto base = kinds5::schema();
-    return {.name = base.name, .fields = std::move(base.fields), .hash_fields = {"a", "b", "c", "d", "e", "f"}};
+    return {.name = base.name,
+            .fields = std::move(base.fields),
+            .hash_fields = {"a", "b", "c", "d", "e", "f"}};
   }
 };
 
@@ -57,12 +62,14 @@ struct test_synapse : bt::synapse {
   std::optional<std::vector<std::int64_t>> g;
 
   static bt::synapse_schema<test_synapse> schema() {
-    return {.name = "Test",
-            .fields = {bt::field<&test_synapse::a>("a", bt::required), bt::field<&test_synapse::b>("b"),
-                       bt::field<&test_synapse::c>("c", bt::required), bt::field<&test_synapse::d>("d", bt::required),
-                       bt::field<&test_synapse::e>("e", bt::required), bt::field<&test_synapse::f>("f"),
-                       bt::field<&test_synapse::g>("g")},
-            .hash_fields = {}};
+    return {
+        .name = "Test",
+        .fields = {bt::field<&test_synapse::a>("a", bt::required), bt::field<&test_synapse::b>("b"),
+                   bt::field<&test_synapse::c>("c", bt::required),
+                   bt::field<&test_synapse::d>("d", bt::required),
+                   bt::field<&test_synapse::e>("e", bt::required), bt::field<&test_synapse::f>("f"),
+                   bt::field<&test_synapse::g>("g")},
+        .hash_fields = {}};
   }
 };
 
@@ -90,11 +97,13 @@ struct legacy_hashed : bt::synapse {
   std::optional<std::int64_t> c;
   std::optional<std::vector<std::string>> d;
   // The deprecated field form: serialised, and hashing follows model_dump order (a, b, d).
-  std::optional<std::vector<std::string>> required_hash_fields = std::vector<std::string>{"b", "a", "d"};
+  std::optional<std::vector<std::string>> required_hash_fields =
+      std::vector<std::string>{"b", "a", "d"};
 
   static bt::synapse_schema<legacy_hashed> schema() {
     return {.name = "LegacyHashedSynapse",
-            .fields = {bt::field<&legacy_hashed::a>("a", bt::required), bt::field<&legacy_hashed::b>("b", bt::required),
+            .fields = {bt::field<&legacy_hashed::a>("a", bt::required),
+                       bt::field<&legacy_hashed::b>("b", bt::required),
                        bt::field<&legacy_hashed::c>("c"), bt::field<&legacy_hashed::d>("d"),
                        bt::field<&legacy_hashed::required_hash_fields>("required_hash_fields")},
             .hash_fields = {"a", "b", "d"}};
@@ -107,7 +116,8 @@ struct echo : bt::synapse {
 
   static bt::synapse_schema<echo> schema() {
     return {.name = "Echo",
-            .fields = {bt::field<&echo::prompt>("prompt", bt::required), bt::field<&echo::completion>("completion")},
+            .fields = {bt::field<&echo::prompt>("prompt", bt::required),
+                       bt::field<&echo::completion>("completion")},
             .hash_fields = {"prompt", "completion"}};
   }
 };
@@ -129,7 +139,8 @@ header_items expected_items(const bt::json& c) {
 }
 
 bt::json_style style_of(const bt::json& c) {
-  return c.at("direction").get<std::string>() == "response" ? bt::json_style::compact : bt::json_style::python_dumps;
+  return c.at("direction").get<std::string>() == "response" ? bt::json_style::compact
+                                                            : bt::json_style::python_dumps;
 }
 
 std::shared_ptr<const bt::synapse_descriptor> dynamic_type_of(const bt::json& c) {
@@ -241,7 +252,8 @@ TEST_CASE("every case of headers.json, as a typed synapse", "[header_codec]") {
   CHECK(checked == static_cast<int>(v.at("cases").size()));
 }
 
-TEST_CASE("Dummy headers: placeholder for the required input, none for the output", "[header_codec]") {
+TEST_CASE("Dummy headers: placeholder for the required input, none for the output",
+          "[header_codec]") {
   bt::examples::dummy d;
   d.dummy_input = 5;
   d.dummy_output = 10;
@@ -250,20 +262,25 @@ TEST_CASE("Dummy headers: placeholder for the required input, none for the outpu
   REQUIRE(h.items.size() == 6);
   CHECK(h.items[0] == std::pair<std::string, std::string>("name", "Dummy"));
   CHECK(h.items[1] == std::pair<std::string, std::string>("timeout", "12.0"));
-  CHECK(h.items[2] == std::pair<std::string, std::string>("bt_header_input_obj_dummy_input", "MA=="));
+  CHECK(h.items[2] ==
+        std::pair<std::string, std::string>("bt_header_input_obj_dummy_input", "MA=="));
   CHECK(h.items[3].first == "header_size");
   const auto header_size = std::stoll(h.items[3].second);
   CHECK(header_size == (4 + 5 + 4) + (7 + 4 + 4) + (31 + 4 + 4));
-  CHECK(h.items[4] == std::pair<std::string, std::string>("total_size", std::to_string(header_size + 100)));
+  CHECK(h.items[4] ==
+        std::pair<std::string, std::string>("total_size", std::to_string(header_size + 100)));
   CHECK(h.items[5] == std::pair<std::string, std::string>(
-                          "computed_body_hash", "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"));
+                          "computed_body_hash",
+                          "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"));
 }
 
 TEST_CASE("header copies of messages are sanitised; names are lower case", "[header_codec]") {
   struct MixedCase : bt::synapse {
     std::int64_t InputValue = 0;
     static bt::synapse_schema<MixedCase> schema() {
-      return {.name = "MixedCase", .fields = {bt::field<&MixedCase::InputValue>("InputValue", bt::required)}, .hash_fields = {}};
+      return {.name = "MixedCase",
+              .fields = {bt::field<&MixedCase::InputValue>("InputValue", bt::required)},
+              .hash_fields = {}};
     }
   };
   MixedCase s;
@@ -276,7 +293,8 @@ TEST_CASE("header copies of messages are sanitised; names are lower case", "[hea
   CHECK(*msg == "line one  line two ??  ");
   CHECK(h.find("bt_header_input_obj_inputvalue") != nullptr);
   for (const auto& kv : h.items)
-    CHECK(std::none_of(kv.first.begin(), kv.first.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; }));
+    CHECK(std::none_of(kv.first.begin(), kv.first.end(),
+                       [](char ch) { return ch >= 'A' && ch <= 'Z'; }));
 }
 
 TEST_CASE("a None timeout is omitted instead of sent as 'None'", "[header_codec]") {
@@ -320,7 +338,8 @@ TEST_CASE("from_headers: later duplicates of terminal headers win", "[header_cod
   CHECK(s.axon.port == 2);
 }
 
-TEST_CASE("malformed headers: each gives a typed error naming the header", "[header_codec][errors]") {
+TEST_CASE("malformed headers: each gives a typed error naming the header",
+          "[header_codec][errors]") {
   struct bad_case {
     std::string name;
     std::string value;
@@ -339,21 +358,26 @@ TEST_CASE("malformed headers: each gives a typed error naming the header", "[hea
        "not a Python int() literal: '1e3'"},
       {"bt_header_dendrite_nonce", "1__0", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
        "not a Python int() literal: '1__0'"},
-      {"bt_header_dendrite_nonce", "99999999999999999999", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
-       "integer out of range: '99999999999999999999'"},
+      {"bt_header_dendrite_nonce", "99999999999999999999", bt::errc::invalid_integer,
+       "bt_header_dendrite_nonce", "integer out of range: '99999999999999999999'"},
       {"BT_HEADER_AXON_PORT", "80x", bt::errc::invalid_integer, "bt_header_axon_port",
        "not a Python int() literal: '80x'"},
-      {"bt_header_axon_status_code", "0x10", bt::errc::invalid_integer, "bt_header_axon_status_code",
-       "not a Python int() literal: '0x10'"},
+      {"bt_header_axon_status_code", "0x10", bt::errc::invalid_integer,
+       "bt_header_axon_status_code", "not a Python int() literal: '0x10'"},
       {"bt_header_dendrite_version", "- 1", bt::errc::invalid_integer, "bt_header_dendrite_version",
        "not a Python int() literal: '- 1'"},
-      {"total_size", "lots", bt::errc::invalid_integer, "total_size", "not a Python int() literal: 'lots'"},
-      {"Header_Size", "1.5", bt::errc::invalid_integer, "header_size", "not a Python int() literal: '1.5'"},
-      {"timeout", "twelve", bt::errc::invalid_float, "timeout", "not a Python float() literal: 'twelve'"},
-      {"timeout", "None", bt::errc::invalid_float, "timeout", "not a Python float() literal: 'None'"},
-      {"timeout", "1._5", bt::errc::invalid_float, "timeout", "not a Python float() literal: '1._5'"},
-      {"bt_header_axon_process_time", "0x1p3", bt::errc::invalid_float, "bt_header_axon_process_time",
-       "not a Python float() literal: '0x1p3'"},
+      {"total_size", "lots", bt::errc::invalid_integer, "total_size",
+       "not a Python int() literal: 'lots'"},
+      {"Header_Size", "1.5", bt::errc::invalid_integer, "header_size",
+       "not a Python int() literal: '1.5'"},
+      {"timeout", "twelve", bt::errc::invalid_float, "timeout",
+       "not a Python float() literal: 'twelve'"},
+      {"timeout", "None", bt::errc::invalid_float, "timeout",
+       "not a Python float() literal: 'None'"},
+      {"timeout", "1._5", bt::errc::invalid_float, "timeout",
+       "not a Python float() literal: '1._5'"},
+      {"bt_header_axon_process_time", "0x1p3", bt::errc::invalid_float,
+       "bt_header_axon_process_time", "not a Python float() literal: '0x1p3'"},
       {"bt_header_input_obj_a", "MA=", bt::errc::invalid_base64, "bt_header_input_obj_a",
        "not canonical base64: 'MA='"},
       {"bt_header_input_obj_a", "M A==", bt::errc::invalid_base64, "bt_header_input_obj_a",
@@ -366,10 +390,10 @@ TEST_CASE("malformed headers: each gives a typed error naming the header", "[hea
        "not canonical base64: 'e30=e30='"},
       {"bt_header_input_obj_a", "YWJj", bt::errc::invalid_json, "bt_header_input_obj_a",
        ""},  // "abc": checked below by prefix
-      {"bt_header_dendrite_hotkey", std::string(8193, 'x'), bt::errc::value_too_long, "bt_header_dendrite_hotkey",
-       "value of 8193 bytes exceeds 8192"},
-      {"computed_body_hash", std::string(10000, 'a'), bt::errc::value_too_long, "computed_body_hash",
-       "value of 10000 bytes exceeds 8192"},
+      {"bt_header_dendrite_hotkey", std::string(8193, 'x'), bt::errc::value_too_long,
+       "bt_header_dendrite_hotkey", "value of 8193 bytes exceeds 8192"},
+      {"computed_body_hash", std::string(10000, 'a'), bt::errc::value_too_long,
+       "computed_body_hash", "value of 10000 bytes exceeds 8192"},
       {"bt_header_" + std::string(300, 'z'), "v", bt::errc::value_too_long,
        "bt_header_" + std::string(54, 'z') + "...", "header name of 310 bytes exceeds 256"},
   };
@@ -394,14 +418,16 @@ TEST_CASE("malformed headers: each gives a typed error naming the header", "[hea
 TEST_CASE("placeholders: known values, other canonical base64 JSON, deep JSON", "[header_codec]") {
   bt::synapse s;
   bt::header_reader r(s);
-  for (const char* v : {"MA==", "IiI=", "W10=", "e30=", "MC4w", "ZmFsc2U="}) CHECK(r.feed("bt_header_input_obj_x", v));
-  CHECK(r.feed("bt_header_input_obj_x", "WzEsIDJd"));  // [1, 2]
+  for (const char* v : {"MA==", "IiI=", "W10=", "e30=", "MC4w", "ZmFsc2U="})
+    CHECK(r.feed("bt_header_input_obj_x", v));
+  CHECK(r.feed("bt_header_input_obj_x", "WzEsIDJd"));      // [1, 2]
   CHECK(r.feed("bt_header_input_obj_x", "eyJhIjogMX0="));  // {"a": 1}
   REQUIRE_FALSE(r.result());
   // 100 nested arrays: beyond the placeholder depth bound.
   std::string deep(100, '[');
   deep += std::string(100, ']');
-  static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string b64;
   for (std::size_t i = 0; i < deep.size(); i += 3) {
     const unsigned n = (static_cast<unsigned char>(deep[i]) << 16) |
@@ -424,8 +450,10 @@ TEST_CASE("parse_python_int follows int()", "[header_codec]") {
   CHECK((bt::parse_python_int("+3", v) && v == 3));
   CHECK((bt::parse_python_int("007", v) && v == 7));
   CHECK((bt::parse_python_int("1_000", v) && v == 1000));
-  CHECK((bt::parse_python_int("9223372036854775807", v) && v == std::numeric_limits<std::int64_t>::max()));
-  CHECK((bt::parse_python_int("-9223372036854775808", v) && v == std::numeric_limits<std::int64_t>::min()));
+  CHECK((bt::parse_python_int("9223372036854775807", v) &&
+         v == std::numeric_limits<std::int64_t>::max()));
+  CHECK((bt::parse_python_int("-9223372036854775808", v) &&
+         v == std::numeric_limits<std::int64_t>::min()));
   CHECK_FALSE(bt::parse_python_int("9223372036854775808", v));
   CHECK_FALSE(bt::parse_python_int("", v));
   CHECK_FALSE(bt::parse_python_int("   ", v));

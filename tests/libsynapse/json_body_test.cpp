@@ -35,33 +35,40 @@ struct rich : bt::synapse {
   std::optional<std::vector<std::string>> tags;
 
   static bt::synapse_schema<rich> schema() {
-    return {.name = "Rich",
-            .fields = {bt::field<&rich::count>("count", bt::required), bt::field<&rich::ratio>("ratio"),
-                       bt::field<&rich::flag>("flag"), bt::field<&rich::text>("text"),
-                       bt::field<&rich::maybe>("maybe"), bt::field<&rich::scores>("scores"),
-                       bt::field<&rich::grid>("grid"), bt::field<&rich::extra>("extra"),
-                       bt::field<&rich::where>("where"), bt::field<&rich::tags>("tags")},
-            .hash_fields = {"count", "where"}};
+    return {
+        .name = "Rich",
+        .fields = {bt::field<&rich::count>("count", bt::required), bt::field<&rich::ratio>("ratio"),
+                   bt::field<&rich::flag>("flag"), bt::field<&rich::text>("text"),
+                   bt::field<&rich::maybe>("maybe"), bt::field<&rich::scores>("scores"),
+                   bt::field<&rich::grid>("grid"), bt::field<&rich::extra>("extra"),
+                   bt::field<&rich::where>("where"), bt::field<&rich::tags>("tags")},
+        .hash_fields = {"count", "where"}};
   }
   friend bool operator==(const rich&, const rich&) = default;
 };
 
 const std::string base_tail =
-    "\"dendrite\": {\"status_code\": null, \"status_message\": null, \"process_time\": null, \"ip\": null, "
-    "\"port\": null, \"version\": null, \"nonce\": null, \"uuid\": null, \"hotkey\": null, \"signature\": null}, "
-    "\"axon\": {\"status_code\": null, \"status_message\": null, \"process_time\": null, \"ip\": null, "
-    "\"port\": null, \"version\": null, \"nonce\": null, \"uuid\": null, \"hotkey\": null, \"signature\": null}, "
+    "\"dendrite\": {\"status_code\": null, \"status_message\": null, \"process_time\": null, "
+    "\"ip\": null, "
+    "\"port\": null, \"version\": null, \"nonce\": null, \"uuid\": null, \"hotkey\": null, "
+    "\"signature\": null}, "
+    "\"axon\": {\"status_code\": null, \"status_message\": null, \"process_time\": null, \"ip\": "
+    "null, "
+    "\"port\": null, \"version\": null, \"nonce\": null, \"uuid\": null, \"hotkey\": null, "
+    "\"signature\": null}, "
     "\"computed_body_hash\": \"\"";
 
 std::string dummy_body(const std::string& tail) {
-  return "{\"name\": \"Dummy\", \"timeout\": 12.0, \"total_size\": 0, \"header_size\": 0, " + base_tail + tail + "}";
+  return "{\"name\": \"Dummy\", \"timeout\": 12.0, \"total_size\": 0, \"header_size\": 0, " +
+         base_tail + tail + "}";
 }
 
 }  // namespace
 
 TEST_CASE("the base Synapse body is Python's json.dumps(Synapse().model_dump())", "[json_body]") {
   CHECK(bt::to_json_body(bt::synapse{}) ==
-        "{\"name\": \"Synapse\", \"timeout\": 12.0, \"total_size\": 0, \"header_size\": 0, " + base_tail + "}");
+        "{\"name\": \"Synapse\", \"timeout\": 12.0, \"total_size\": 0, \"header_size\": 0, " +
+            base_tail + "}");
 }
 
 TEST_CASE("typed fields are written as the Python class dumps them", "[json_body]") {
@@ -76,18 +83,23 @@ TEST_CASE("typed fields are written as the Python class dumps them", "[json_body
   r.where = {7, "x"};
   r.tags = std::vector<std::string>{"t"};
   const auto py = bt::to_json_body(r);
-  CHECK(py.substr(py.find("\"computed_body_hash\"")) ==
-        "\"computed_body_hash\": \"\", \"count\": -3, \"ratio\": 1.0, \"flag\": true, "
-        "\"text\": \"h\\u00e9 \\\"q\\\" \\\\ \\n \\u0001 \\u007f \\ud83d\\ude80\", \"maybe\": null, "
-        "\"scores\": [1.0, 0.5, 1e+16, 1e-05], \"grid\": [[1, 2], []], \"extra\": {\"b\": 1, \"a\": [true, null]}, "
-        "\"where\": {\"x\": 7, \"label\": \"x\"}, \"tags\": [\"t\"]}");
+  CHECK(
+      py.substr(py.find("\"computed_body_hash\"")) ==
+      "\"computed_body_hash\": \"\", \"count\": -3, \"ratio\": 1.0, \"flag\": true, "
+      "\"text\": \"h\\u00e9 \\\"q\\\" \\\\ \\n \\u0001 \\u007f \\ud83d\\ude80\", \"maybe\": null, "
+      "\"scores\": [1.0, 0.5, 1e+16, 1e-05], \"grid\": [[1, 2], []], \"extra\": {\"b\": 1, \"a\": "
+      "[true, null]}, "
+      "\"where\": {\"x\": 7, \"label\": \"x\"}, \"tags\": [\"t\"]}");
   const auto compact = bt::to_json_body(r, bt::json_style::compact);
-  CHECK(compact.substr(compact.find("\"computed_body_hash\"")) ==
-        "\"computed_body_hash\":\"\",\"count\":-3,\"ratio\":1.0,\"flag\":true,"
-        "\"text\":\"h\xc3\xa9 \\\"q\\\" \\\\ \\n \\u0001 \x7f \xf0\x9f\x9a\x80\",\"maybe\":null,"
-        "\"scores\":[1.0,0.5,1e+16,1e-05],\"grid\":[[1,2],[]],\"extra\":{\"b\":1,\"a\":[true,null]},"
-        "\"where\":{\"x\":7,\"label\":\"x\"},\"tags\":[\"t\"]}");
-  CHECK(compact.rfind("{\"name\":\"Rich\",\"timeout\":12.0,\"total_size\":0,\"header_size\":0,\"dendrite\":{", 0) == 0);
+  CHECK(
+      compact.substr(compact.find("\"computed_body_hash\"")) ==
+      "\"computed_body_hash\":\"\",\"count\":-3,\"ratio\":1.0,\"flag\":true,"
+      "\"text\":\"h\xc3\xa9 \\\"q\\\" \\\\ \\n \\u0001 \x7f \xf0\x9f\x9a\x80\",\"maybe\":null,"
+      "\"scores\":[1.0,0.5,1e+16,1e-05],\"grid\":[[1,2],[]],\"extra\":{\"b\":1,\"a\":[true,null]},"
+      "\"where\":{\"x\":7,\"label\":\"x\"},\"tags\":[\"t\"]}");
+  CHECK(compact.rfind(
+            "{\"name\":\"Rich\",\"timeout\":12.0,\"total_size\":0,\"header_size\":0,\"dendrite\":{",
+            0) == 0);
 }
 
 TEST_CASE("bodies round-trip through read_json_body", "[json_body]") {
@@ -123,7 +135,8 @@ TEST_CASE("non-finite floats are written as null", "[json_body]") {
   CHECK(body.find("\"scores\": [null]") != std::string::npos);
 }
 
-TEST_CASE("reading: unknown keys ignored, missing optional keeps its value, name not taken", "[json_body]") {
+TEST_CASE("reading: unknown keys ignored, missing optional keeps its value, name not taken",
+          "[json_body]") {
   bt::examples::dummy d;
   d.dummy_output = 4;
   REQUIRE_FALSE(bt::from_json_body(R"({"name": "Other", "dummy_input": 5, "surprise": [1]})", d));
@@ -169,43 +182,53 @@ TEST_CASE("malformed bodies: each gives the exact error", "[json_body][errors]")
       {"{\"dummy_input\": Infinity}", bt::errc::invalid_json, "body", "*"},
       {"{\"dummy_input\": 1} trailing", bt::errc::invalid_json, "body", "*"},
       {"{\"dummy_input\": \"\xff\"}", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": 1, \"dummy_input\": 2}", bt::errc::invalid_json, "body", "duplicate key 'dummy_input'"},
+      {"{\"dummy_input\": 1, \"dummy_input\": 2}", bt::errc::invalid_json, "body",
+       "duplicate key 'dummy_input'"},
       {"{\"dummy_input\": 123456789012345678901234567890}", bt::errc::invalid_json, "body",
        "integer literal beyond 64 bits: '123456789012345678901234567890'"},
       {"{\"dummy_input\": -9223372036854775809}", bt::errc::invalid_json, "body",
        "integer literal beyond 64 bits: '-9223372036854775809'"},
-      {std::string(65, '[') + std::string(65, ']'), bt::errc::nesting_too_deep, "body", "nesting deeper than 64"},
+      {std::string(65, '[') + std::string(65, ']'), bt::errc::nesting_too_deep, "body",
+       "nesting deeper than 64"},
       {"[]", bt::errc::invalid_body, "body", "expected a JSON object, got array"},
       {"\"text\"", bt::errc::invalid_body, "body", "expected a JSON object, got string"},
       {"null", bt::errc::invalid_body, "body", "expected a JSON object, got null"},
       {"{}", bt::errc::missing_field, "body.dummy_input", "required field absent"},
-      {"{\"dummy_output\": 1}", bt::errc::missing_field, "body.dummy_input", "required field absent"},
-      {"{\"dummy_input\": \"1\"}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got string"},
-      {"{\"dummy_input\": 1.5}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got a non-integral number"},
-      {"{\"dummy_input\": true}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got boolean"},
-      {"{\"dummy_input\": null}", bt::errc::wrong_type, "body.dummy_input", "expected an integer, got null"},
-      {"{\"dummy_input\": 18446744073709551615}", bt::errc::wrong_type, "body.dummy_input", "integer out of range"},
+      {"{\"dummy_output\": 1}", bt::errc::missing_field, "body.dummy_input",
+       "required field absent"},
+      {"{\"dummy_input\": \"1\"}", bt::errc::wrong_type, "body.dummy_input",
+       "expected an integer, got string"},
+      {"{\"dummy_input\": 1.5}", bt::errc::wrong_type, "body.dummy_input",
+       "expected an integer, got a non-integral number"},
+      {"{\"dummy_input\": true}", bt::errc::wrong_type, "body.dummy_input",
+       "expected an integer, got boolean"},
+      {"{\"dummy_input\": null}", bt::errc::wrong_type, "body.dummy_input",
+       "expected an integer, got null"},
+      {"{\"dummy_input\": 18446744073709551615}", bt::errc::wrong_type, "body.dummy_input",
+       "integer out of range"},
       {"{\"dummy_input\": 1e19}", bt::errc::wrong_type, "body.dummy_input", "integer out of range"},
       {"{\"dummy_input\": 1, \"dummy_output\": [1]}", bt::errc::wrong_type, "body.dummy_output",
        "expected an integer, got array"},
       {"{\"dummy_input\": 1, \"timeout\": \"soon\"}", bt::errc::invalid_float, "body.timeout",
        "not a Python float() literal: 'soon'"},
-      {"{\"dummy_input\": 1, \"timeout\": [12]}", bt::errc::wrong_type, "body.timeout", "expected a number, got array"},
+      {"{\"dummy_input\": 1, \"timeout\": [12]}", bt::errc::wrong_type, "body.timeout",
+       "expected a number, got array"},
       {"{\"dummy_input\": 1, \"total_size\": 1.5}", bt::errc::invalid_integer, "body.total_size",
        "not an integral number"},
       {"{\"dummy_input\": 1, \"header_size\": false}", bt::errc::wrong_type, "body.header_size",
        "expected an integer, got boolean"},
-      {"{\"dummy_input\": 1, \"dendrite\": []}", bt::errc::wrong_type, "body.dendrite", "expected an object, got array"},
-      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", bt::errc::invalid_integer, "body.dendrite.nonce",
-       "not a Python int() literal: 'x1'"},
-      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": 9223372036854775808}}", bt::errc::invalid_integer,
-       "body.dendrite.nonce", "integer out of range"},
+      {"{\"dummy_input\": 1, \"dendrite\": []}", bt::errc::wrong_type, "body.dendrite",
+       "expected an object, got array"},
+      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", bt::errc::invalid_integer,
+       "body.dendrite.nonce", "not a Python int() literal: 'x1'"},
+      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": 9223372036854775808}}",
+       bt::errc::invalid_integer, "body.dendrite.nonce", "integer out of range"},
       {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", bt::errc::wrong_type, "body.axon.hotkey",
        "expected a string, got integer"},
       {"{\"dummy_input\": 1, \"axon\": {\"process_time\": \"fast\"}}", bt::errc::invalid_float,
        "body.axon.process_time", "not a Python float() literal: 'fast'"},
-      {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", bt::errc::wrong_type, "body.computed_body_hash",
-       "expected a string, got integer"},
+      {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", bt::errc::wrong_type,
+       "body.computed_body_hash", "expected a string, got integer"},
   };
   for (const auto& c : cases) {
     INFO(c.body.substr(0, 80));
@@ -245,11 +268,13 @@ TEST_CASE("parse_json: depth bound is configurable; big integers are exact", "[j
   const auto err = bt::parse_json("[[[[1]]]]", j, {.max_depth = 3});
   CHECK(err.code == bt::make_error_code(bt::errc::nesting_too_deep));
   CHECK(err.what == "json");
-  REQUIRE_FALSE(bt::parse_json("[18446744073709551615, -9223372036854775808, 1718000000123456789]", j));
+  REQUIRE_FALSE(
+      bt::parse_json("[18446744073709551615, -9223372036854775808, 1718000000123456789]", j));
   CHECK(j[0].get<std::uint64_t>() == 18446744073709551615u);
   CHECK(j[1].get<std::int64_t>() == std::numeric_limits<std::int64_t>::min());
   CHECK(j[2].get<std::int64_t>() == 1718000000123456789);
-  CHECK(bt::parse_json("18446744073709551616", j).code == bt::make_error_code(bt::errc::invalid_json));
+  CHECK(bt::parse_json("18446744073709551616", j).code ==
+        bt::make_error_code(bt::errc::invalid_json));
   // Key order is kept; large objects still detect duplicates.
   std::string big = "{";
   for (int i = 0; i < 40; ++i) big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
@@ -273,12 +298,34 @@ TEST_CASE("to_json_value mirrors the body", "[json_body]") {
 
 TEST_CASE("parse_json agrees with nlohmann on valid documents", "[json_body]") {
   const char* docs[] = {
-      "{}", "[]", "0", "-0", "1", "-1", "1.5", "-0.0", "1e5", "1E-5", "2.5e+3", "123456789.123",
-      "0.30000000000000004", "5e-324", "1.7976931348623157e308", "9223372036854775807", "-9223372036854775808",
-      "18446744073709551615", "true", "false", "null", "\"\"", "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
-      "\"\\u00e9\\u200b\\ud83d\\ude80\\u0000\"", "\"h\xc3\xa9 \xf0\x9f\x9a\x80\"",
+      "{}",
+      "[]",
+      "0",
+      "-0",
+      "1",
+      "-1",
+      "1.5",
+      "-0.0",
+      "1e5",
+      "1E-5",
+      "2.5e+3",
+      "123456789.123",
+      "0.30000000000000004",
+      "5e-324",
+      "1.7976931348623157e308",
+      "9223372036854775807",
+      "-9223372036854775808",
+      "18446744073709551615",
+      "true",
+      "false",
+      "null",
+      "\"\"",
+      "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+      "\"\\u00e9\\u200b\\ud83d\\ude80\\u0000\"",
+      "\"h\xc3\xa9 \xf0\x9f\x9a\x80\"",
       " \t\r\n{ \"a\" : [ 1 , 2.0 , { \"b\" : null } ] , \"c\" : \"d\" } \n",
-      "[[[[[[[[[[1]]]]]]]]]]", "{\"z\": 1, \"a\": 2, \"m\": {\"y\": [true, false]}}",
+      "[[[[[[[[[[1]]]]]]]]]]",
+      "{\"z\": 1, \"a\": 2, \"m\": {\"y\": [true, false]}}",
   };
   for (const char* d : docs) {
     INFO(d);
@@ -297,10 +344,43 @@ TEST_CASE("parse_json agrees with nlohmann on valid documents", "[json_body]") {
 
 TEST_CASE("parse_json refuses what is not strict JSON", "[json_body][errors]") {
   const char* bad[] = {
-      "", " ", "{", "}", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{a: 1}", "'a'", "01", "-", "1.", ".5", "1e", "1e+",
-      "+1", "0x10", "NaN", "-Infinity", "tru", "nul", "[1 2]", "\"abc", "\"a\nb\"", "\"\\x41\"", "\"\\u12\"",
-      "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\xc3\"", "\"\xed\xa0\x80\"", "\"\xf5\x80\x80\x80\"",
-      "1e400", "-1e400", "[] []", "{} x", "/* c */ {}",
+      "",
+      " ",
+      "{",
+      "}",
+      "[1,]",
+      "{\"a\":1,}",
+      "{\"a\" 1}",
+      "{a: 1}",
+      "'a'",
+      "01",
+      "-",
+      "1.",
+      ".5",
+      "1e",
+      "1e+",
+      "+1",
+      "0x10",
+      "NaN",
+      "-Infinity",
+      "tru",
+      "nul",
+      "[1 2]",
+      "\"abc",
+      "\"a\nb\"",
+      "\"\\x41\"",
+      "\"\\u12\"",
+      "\"\\ud800\"",
+      "\"\\udc00\"",
+      "\"\\ud800\\u0041\"",
+      "\"\xc3\"",
+      "\"\xed\xa0\x80\"",
+      "\"\xf5\x80\x80\x80\"",
+      "1e400",
+      "-1e400",
+      "[] []",
+      "{} x",
+      "/* c */ {}",
   };
   for (const char* b : bad) {
     INFO(b);
@@ -313,22 +393,27 @@ TEST_CASE("parse_json refuses what is not strict JSON", "[json_body][errors]") {
   }
 }
 
-TEST_CASE("body reading: ignored keys are validated, bounded and never built", "[json_body][errors]") {
+TEST_CASE("body reading: ignored keys are validated, bounded and never built",
+          "[json_body][errors]") {
   bt::examples::dummy d;
   // A huge unknown value is skipped; one with a big integer or bad syntax still fails.
-  std::string deep = "{\"dummy_input\": 1, \"other\": " + std::string(64, '[') + std::string(64, ']') + "}";
+  std::string deep =
+      "{\"dummy_input\": 1, \"other\": " + std::string(64, '[') + std::string(64, ']') + "}";
   CHECK(bt::from_json_body(deep, d).code == bt::make_error_code(bt::errc::nesting_too_deep));
   CHECK_FALSE(bt::from_json_body("{\"dummy_input\": 1, \"other\": [[[{\"x\": \"\\u00e9\"}]]]}", d));
-  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"other\": [123456789012345678901234567890]}", d).detail ==
-        "integer literal beyond 64 bits: '123456789012345678901234567890'");
-  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": [}", d).code == bt::make_error_code(bt::errc::invalid_json));
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"other\": [123456789012345678901234567890]}", d)
+            .detail == "integer literal beyond 64 bits: '123456789012345678901234567890'");
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": [}", d).code ==
+        bt::make_error_code(bt::errc::invalid_json));
   // A type error before a syntax error: the syntax error is reported (the body is not JSON).
   const auto err = bt::from_json_body("{\"dummy_input\": \"x\", \"other\": [}", d);
   CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
   // Duplicate keys inside a TerminalInfo block and at the top level.
-  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"axon\": {\"port\": 1, \"port\": 2}}", d).detail ==
-        "duplicate key 'port'");
-  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": \"a\", \"name\": \"b\"}", d).detail == "duplicate key 'name'");
+  CHECK(
+      bt::from_json_body("{\"dummy_input\": 1, \"axon\": {\"port\": 1, \"port\": 2}}", d).detail ==
+      "duplicate key 'port'");
+  CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": \"a\", \"name\": \"b\"}", d).detail ==
+        "duplicate key 'name'");
   // Escaped keys are decoded before matching.
   REQUIRE_FALSE(bt::from_json_body("{\"dummy_\\u0069nput\": 7}", d));
   CHECK(d.dummy_input == 7);

@@ -8,11 +8,11 @@
 #include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace {
 
@@ -49,7 +49,8 @@ void check_keypair(const bt::keypair& kp, const bt::json& expected) {
   }
   if (expected.contains("secret_key_btwallet_hex_64")) {
     REQUIRE(kp.secret_key_bytes().has_value());
-    CHECK(bt::to_hex(*kp.secret_key_bytes()) == expected.at("secret_key_btwallet_hex_64").get<std::string>());
+    CHECK(bt::to_hex(*kp.secret_key_bytes()) ==
+          expected.at("secret_key_btwallet_hex_64").get<std::string>());
   }
 }
 
@@ -77,7 +78,8 @@ TEST_CASE("keyfiles.json: every plaintext case reads in both key orders", "[keyf
     if (c.at("encrypted").get<bool>()) continue;  // the encrypted cases have their own test
     INFO(kind);
     std::vector<std::string> contents{c.at("contents_utf8").get<std::string>()};
-    if (c.contains("contents_utf8_other_key_order")) contents.push_back(c.at("contents_utf8_other_key_order").get<std::string>());
+    if (c.contains("contents_utf8_other_key_order"))
+      contents.push_back(c.at("contents_utf8_other_key_order").get<std::string>());
     for (const auto& text : contents) {
       CHECK(bt::detect_keyfile_encryption(bytes_of(text)) == bt::keyfile_encryption::none);
       // The vector's "fields" are exactly what the file holds.
@@ -89,14 +91,17 @@ TEST_CASE("keyfiles.json: every plaintext case reads in both key orders", "[keyf
       CHECK_FALSE(err);
       check_keypair(*kp, c.at("expected_keypair"));
       const auto& fields = c.at("fields");
-      const bool has_secret = non_null(fields).count("secretPhrase") || non_null(fields).count("secretSeed") ||
+      const bool has_secret = non_null(fields).count("secretPhrase") ||
+                              non_null(fields).count("secretSeed") ||
                               non_null(fields).count("privateKey");
       CHECK(kp->has_secret() == has_secret);
       if (non_null(fields).count("secretPhrase")) {
-        CHECK(kp->mnemonic() == std::optional<std::string>(fields.at("secretPhrase").get<std::string>()));
+        CHECK(kp->mnemonic() ==
+              std::optional<std::string>(fields.at("secretPhrase").get<std::string>()));
       }
       // Writing it back gives the same fields (btwallet's form: compact, nulls omitted).
-      const std::string written = has_secret ? bt::serialize_keyfile(*kp) : bt::serialize_public_keyfile(*kp);
+      const std::string written =
+          has_secret ? bt::serialize_keyfile(*kp) : bt::serialize_public_keyfile(*kp);
       CHECK((written.find(' ') == std::string::npos || non_null(fields).count("secretPhrase") > 0));
       CHECK(written.back() == '}');
       CHECK(non_null(bt::json::parse(written)) == non_null(fields));
@@ -125,10 +130,12 @@ TEST_CASE("keyfiles.json: the public-only form of a keypair", "[keyfile]") {
   bt::error err;
   const auto kp = bt::deserialize_keyfile(hotkey.at("contents_utf8").get<std::string>(), err);
   REQUIRE(kp.has_value());
-  CHECK(non_null(bt::json::parse(bt::serialize_public_keyfile(*kp))) == non_null(hotkeypub.at("fields")));
+  CHECK(non_null(bt::json::parse(bt::serialize_public_keyfile(*kp))) ==
+        non_null(hotkeypub.at("fields")));
   // The x8 (polkadot-js) privateKey form is accepted when it matches publicKey.
   bt::json alt = bt::json::object();
-  alt["privateKey"] = "0x" + hotkey.at("expected_keypair").at("secret_key_polkadot_js_hex_64").get<std::string>();
+  alt["privateKey"] =
+      "0x" + hotkey.at("expected_keypair").at("secret_key_polkadot_js_hex_64").get<std::string>();
   alt["publicKey"] = hotkey.at("fields").at("publicKey");
   const auto from_x8 = bt::deserialize_keyfile(alt.dump(), err);
   REQUIRE(from_x8.has_value());
@@ -188,8 +195,10 @@ TEST_CASE("keyfile reading precedence and rejections", "[keyfile]") {
       {R"({"privateKey":"0x1234"})", bt::errc::keyfile_invalid},
       {R"({"secretSeed":"0x1234"})", bt::errc::keyfile_invalid},
       {R"({"secretPhrase":"abandon abandon"})", bt::errc::mnemonic_word_count},
-      {R"({"ss58Address":"5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQZ"})", bt::errc::ss58_bad_checksum},
-      {"0x46ebddef8cd9bb167dc30878d7113b7e168e6f0646beffd77d69d39bad76b47a", bt::errc::keyfile_invalid},
+      {R"({"ss58Address":"5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQZ"})",
+       bt::errc::ss58_bad_checksum},
+      {"0x46ebddef8cd9bb167dc30878d7113b7e168e6f0646beffd77d69d39bad76b47a",
+       bt::errc::keyfile_invalid},
   };
   for (const auto& [text, code] : bad) {
     INFO(text);
@@ -280,7 +289,8 @@ TEST_CASE("encrypted formats other than NaCl are reported as unsupported", "[key
     CHECK(err.detail.find("not supported") != std::string::npos);
   }
   const std::string truncated = "$NACL0123456789";
-  CHECK_FALSE(bt::decrypt_keyfile_data(bytes_of(truncated), std::string_view("pw"), err).has_value());
+  CHECK_FALSE(
+      bt::decrypt_keyfile_data(bytes_of(truncated), std::string_view("pw"), err).has_value());
   CHECK(err.code == bt::make_error_code(bt::errc::keyfile_invalid));
   CHECK(err.detail.find("truncated") != std::string::npos);
 }

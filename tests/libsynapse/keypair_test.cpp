@@ -28,7 +28,8 @@ TEST_CASE("keypair from_seed (sr25519) matches sr25519_keys.json", "[keypair]") 
     CHECK(kp.ss58_address() == c.at("ss58_42").get<std::string>());
     REQUIRE(kp.has_secret());
     REQUIRE(kp.secret_key_bytes().has_value());
-    CHECK(bt::to_hex(*kp.secret_key_bytes()) == c.at("secret_key_btwallet_hex_64").get<std::string>());
+    CHECK(bt::to_hex(*kp.secret_key_bytes()) ==
+          c.at("secret_key_btwallet_hex_64").get<std::string>());
     REQUIRE(kp.seed().has_value());
     CHECK(*kp.seed() == seed);
     CHECK_FALSE(kp.mnemonic().has_value());
@@ -45,12 +46,14 @@ TEST_CASE("keypair from_secret_key takes both sr25519 forms", "[keypair]") {
     for (const auto* expected : {static_cast<const bt::public_key_bytes*>(nullptr), &pub}) {
       for (const auto& secret : {canonical, ed_form}) {
         bt::error err;
-        const auto kp = bt::keypair::from_secret_key(secret, bt::crypto_type::sr25519, err, expected);
+        const auto kp =
+            bt::keypair::from_secret_key(secret, bt::crypto_type::sr25519, err, expected);
         REQUIRE(kp.has_value());
         CHECK(kp->public_key() == pub);
         CHECK(kp->ss58_address() == c.at("ss58_42").get<std::string>());
         // Always stored (and written to keyfiles) in the canonical form; no seed is known.
-        CHECK(bt::to_hex(*kp->secret_key_bytes()) == c.at("secret_key_btwallet_hex_64").get<std::string>());
+        CHECK(bt::to_hex(*kp->secret_key_bytes()) ==
+              c.at("secret_key_btwallet_hex_64").get<std::string>());
         CHECK_FALSE(kp->seed().has_value());
       }
     }
@@ -58,11 +61,13 @@ TEST_CASE("keypair from_secret_key takes both sr25519 forms", "[keypair]") {
     auto other = pub;
     other[0] ^= 0x10;
     bt::error err;
-    CHECK_FALSE(bt::keypair::from_secret_key(canonical, bt::crypto_type::sr25519, err, &other).has_value());
+    CHECK_FALSE(
+        bt::keypair::from_secret_key(canonical, bt::crypto_type::sr25519, err, &other).has_value());
     CHECK(err.code == bt::errc::invalid_secret_key);
   }
   bt::error err;
-  CHECK_FALSE(bt::keypair::from_secret_key(std::vector<std::uint8_t>(32, 1), bt::crypto_type::sr25519, err));
+  CHECK_FALSE(bt::keypair::from_secret_key(std::vector<std::uint8_t>(32, 1),
+                                           bt::crypto_type::sr25519, err));
   CHECK(err.code == bt::errc::invalid_secret_key);
 }
 
@@ -78,7 +83,8 @@ TEST_CASE("keypair ed25519 from seed and from secret key", "[keypair]") {
     const auto sk = *kp.secret_key_bytes();
     CHECK(bt::to_hex(std::span(sk).first(32)) == key.at("seed_hex").get<std::string>());
     bt::error err;
-    const auto again = bt::keypair::from_secret_key(sk, bt::crypto_type::ed25519, err, &kp.public_key());
+    const auto again =
+        bt::keypair::from_secret_key(sk, bt::crypto_type::ed25519, err, &kp.public_key());
     REQUIRE(again.has_value());
     CHECK(again->public_key() == kp.public_key());
     CHECK(*again->seed() == seed);
@@ -108,7 +114,8 @@ TEST_CASE("keypair public-only: verifies vectors, refuses to sign", "[keypair]")
 TEST_CASE("keypair from_ss58", "[keypair]") {
   const std::string alice = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY";
   const auto kp = bt::keypair::from_ss58(alice);
-  CHECK(bt::to_hex(kp.public_key()) == "d43593c715fdd31c61141abd04a99fd6822c8558854ccde39a5684e7a56da27d");
+  CHECK(bt::to_hex(kp.public_key()) ==
+        "d43593c715fdd31c61141abd04a99fd6822c8558854ccde39a5684e7a56da27d");
   CHECK(kp.ss58_address() == alice);
   CHECK(kp.ss58_address(0) == "15oF4uVJwmo4TdGW7VfQxNLavjCXviqxT9S1MgbjMNHr6Sp5");
   // Another format's address of the same key gives the same keypair, in format 42.
@@ -117,7 +124,8 @@ TEST_CASE("keypair from_ss58", "[keypair]") {
   CHECK(polkadot.ss58_address() == alice);
 
   bt::error err;
-  CHECK_FALSE(bt::keypair::from_ss58("5HYY6FoLyKHsmjAkxTwwyyshp3heTjiVsubjF7rVsV7p9AhC", bt::crypto_type::sr25519, err));
+  CHECK_FALSE(bt::keypair::from_ss58("5HYY6FoLyKHsmjAkxTwwyyshp3heTjiVsubjF7rVsV7p9AhC",
+                                     bt::crypto_type::sr25519, err));
   CHECK(err.code == bt::errc::ss58_bad_checksum);
   CHECK(err.message().find("ss58") != std::string::npos);
   try {
@@ -135,11 +143,13 @@ TEST_CASE("keypair sign and verify, copies and moves", "[keypair]") {
   CHECK(kp.verify(msg, sig));
   CHECK_FALSE(kp.verify(msg + ".", sig));
   CHECK_FALSE(kp.verify(msg, std::span(sig).first(63)));
-  CHECK_FALSE(bt::verify_signature(bt::crypto_type::sr25519, kp.public_key(),
-                                   std::span(reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size()), sig));
+  CHECK_FALSE(bt::verify_signature(
+      bt::crypto_type::sr25519, kp.public_key(),
+      std::span(reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size()), sig));
   // The same bytes are not an ed25519 signature of that key.
-  CHECK(bt::verify_signature(bt::crypto_type::ed25519, kp.public_key(),
-                             std::span(reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size()), sig));
+  CHECK(bt::verify_signature(
+      bt::crypto_type::ed25519, kp.public_key(),
+      std::span(reinterpret_cast<const std::uint8_t*>(msg.data()), msg.size()), sig));
 
   bt::keypair copy = kp;
   CHECK(copy.public_key() == kp.public_key());
@@ -156,7 +166,8 @@ TEST_CASE("keypair sign and verify, copies and moves", "[keypair]") {
 
 TEST_CASE("keypair_access records a mnemonic and exposes the secret for derivation", "[keypair]") {
   const std::array<std::uint8_t, 32> seed{1, 2, 3};
-  const auto kp = bt::keypair_access::make_from_seed(seed, bt::crypto_type::sr25519, std::string("some words"));
+  const auto kp =
+      bt::keypair_access::make_from_seed(seed, bt::crypto_type::sr25519, std::string("some words"));
   CHECK(kp.mnemonic() == std::optional<std::string>("some words"));
   CHECK(kp.public_key() == bt::keypair::from_seed(seed).public_key());
   REQUIRE(bt::keypair_access::sr25519_secret(kp) != nullptr);

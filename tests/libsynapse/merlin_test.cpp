@@ -78,10 +78,12 @@ TEST_CASE("a copied transcript forks independently", "[merlin]") {
 }
 
 // merlin transcript_rng_is_bound_to_transcript_and_witnesses, with fixed external randomness.
-TEST_CASE("the witness RNG is bound to the transcript, the witness and the randomness", "[merlin]") {
+TEST_CASE("the witness RNG is bound to the transcript, the witness and the randomness",
+          "[merlin]") {
   bt::init_crypto();
   const std::array<std::uint8_t, 32> zero{};
-  auto draw = [&](std::string_view commitment, std::string_view witness, const std::array<std::uint8_t, 32>* random) {
+  auto draw = [&](std::string_view commitment, std::string_view witness,
+                  const std::array<std::uint8_t, 32>* random) {
     bt::detail::transcript t("test TranscriptRng collisions");
     t.append_message("com", commitment);
     auto b = t.build_rng();
@@ -100,7 +102,8 @@ TEST_CASE("the witness RNG is bound to the transcript, the witness and the rando
   CHECK(s2 != s3);
   CHECK(s3 == s4);
   // With libsodium randomness the same inputs give different outputs.
-  CHECK(draw("commitment data 2", "witness data 2", nullptr) != draw("commitment data 2", "witness data 2", nullptr));
+  CHECK(draw("commitment data 2", "witness data 2", nullptr) !=
+        draw("commitment data 2", "witness data 2", nullptr));
 }
 
 TEST_CASE("building a witness RNG leaves the transcript unchanged", "[merlin]") {

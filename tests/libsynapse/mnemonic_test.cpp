@@ -11,7 +11,9 @@
 
 namespace {
 
-std::vector<std::uint8_t> as_bytes(std::string_view s) { return {s.begin(), s.end()}; }
+std::vector<std::uint8_t> as_bytes(std::string_view s) {
+  return {s.begin(), s.end()};
+}
 
 }  // namespace
 
@@ -73,7 +75,8 @@ TEST_CASE("mnemonic.json: every invalid case is rejected with its reason", "[mne
     const auto why = c.at("why").get<std::string>();
     INFO(phrase << " : " << why);
     bt::errc expected{};
-    if (why.rfind("bad checksum", 0) == 0) expected = bt::errc::mnemonic_checksum;
+    if (why.rfind("bad checksum", 0) == 0)
+      expected = bt::errc::mnemonic_checksum;
     else if (why.rfind("unknown word", 0) == 0 || why.rfind("upper-case", 0) == 0)
       expected = bt::errc::mnemonic_unknown_word;
     else if (why.rfind("wrong word count", 0) == 0 || why == "empty string")
@@ -117,7 +120,8 @@ TEST_CASE("mnemonic generation gives valid phrases of every length", "[mnemonic]
 }
 
 TEST_CASE("mnemonic words may be separated by any ASCII whitespace", "[mnemonic]") {
-  const std::string spaced = "  bottom drive\tobey lake curtain smoke basket hold race lonely fit\nwalk ";
+  const std::string spaced =
+      "  bottom drive\tobey lake curtain smoke basket hold race lonely fit\nwalk ";
   CHECK(bt::to_hex(bt::mnemonic_to_entropy(spaced).bytes()) == "1a486a5fbe53639984cb64b070755f7b");
 }
 
@@ -134,11 +138,14 @@ TEST_CASE("PBKDF2-HMAC-SHA512 matches published vectors", "[mnemonic]") {
         "e1d9c16aa681708a45f5c7c4e215ceb66e011a2e9f0040713f18aefdb866d53c"
         "f76cab2868a39b9f7840edce4fef5a82be67335c77a6068e04112754f27ccf4e");
   // A key longer than the SHA-512 block (128 bytes) is hashed first, and an output longer than
-  // one block takes a second block (CPython hashlib.pbkdf2_hmac("sha512", b"a"*200, b"salt", 3, 80)).
+  // one block takes a second block (CPython hashlib.pbkdf2_hmac("sha512", b"a"*200, b"salt", 3,
+  // 80)).
   std::vector<std::uint8_t> long_out(80);
   bt::pbkdf2_hmac_sha512(std::vector<std::uint8_t>(200, 0x61), as_bytes("salt"), 3, long_out);
   CHECK(bt::to_hex(long_out) ==
-        "2be5deb7b4ed2ec5f7d24a14692bf8a7444e00988f175d7bcb5ac6588a9569bdb2aec28289dae674c8b4245dcb7cbe39"
+        "2be5deb7b4ed2ec5f7d24a14692bf8a7444e00988f175d7bcb5ac6588a9569bdb2aec28289dae674c8b4245dcb"
+        "7cbe39"
         "b0a30bb145d67918caa330d843841b1d8c7ac65782c29f846f07f63b834b7414");
-  CHECK_THROWS_AS(bt::pbkdf2_hmac_sha512(as_bytes("p"), as_bytes("s"), 0, out), std::invalid_argument);
+  CHECK_THROWS_AS(bt::pbkdf2_hmac_sha512(as_bytes("p"), as_bytes("s"), 0, out),
+                  std::invalid_argument);
 }

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int our_signatures = 300;    // verified by both node verifiers
+constexpr int our_signatures = 300;       // verified by both node verifiers
 constexpr int node_signing_rounds = 150;  // each gives two signatures (polkadot-js and wasm)
 constexpr int tampered = 20;
 
@@ -57,7 +57,9 @@ std::array<std::uint8_t, N> random_array() {
   return a;
 }
 
-std::vector<std::uint8_t> random_message() { return random_bytes(randombytes_uniform(257)); }
+std::vector<std::uint8_t> random_message() {
+  return random_bytes(randombytes_uniform(257));
+}
 
 using bt::test::hex;
 
@@ -115,7 +117,10 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
     const auto sig = bt::sr25519::sign(k.secret, k.pub, msg);
     const bool valid = i < our_signatures;
     if (!valid) msg.push_back(0x2e);
-    req << bt::json{{"id", ++id}, {"op", "verify"}, {"public_key", bt::to_hex(k.pub)}, {"message", bt::to_hex(msg)},
+    req << bt::json{{"id", ++id},
+                    {"op", "verify"},
+                    {"public_key", bt::to_hex(k.pub)},
+                    {"message", bt::to_hex(msg)},
                     {"signature", bt::to_hex(sig)}}
                .dump()
         << '\n';
@@ -131,7 +136,10 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
   for (int i = 0; i < 10; ++i) seeds.push_back(random_array<32>());
   for (int i = 0; i < node_signing_rounds; ++i) {
     sign_request r{seeds[static_cast<std::size_t>(i) % seeds.size()], random_message()};
-    req << bt::json{{"id", ++id}, {"op", "sign"}, {"seed", bt::to_hex(r.seed)}, {"message", bt::to_hex(r.message)}}
+    req << bt::json{{"id", ++id},
+                    {"op", "sign"},
+                    {"seed", bt::to_hex(r.seed)},
+                    {"message", bt::to_hex(r.message)}}
                .dump()
         << '\n';
     sign_ids[id] = r;
@@ -142,8 +150,11 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
     const key& k = keys[i % keys.size()];
     auto ed_form = bt::sr25519::to_ed25519_bytes(k.secret);
     auto msg = random_message();
-    req << bt::json{{"id", ++id}, {"op", "sign_secret"}, {"secret_key", bt::to_hex(ed_form)},
-                    {"public_key", bt::to_hex(k.pub)}, {"message", bt::to_hex(msg)}}
+    req << bt::json{{"id", ++id},
+                    {"op", "sign_secret"},
+                    {"secret_key", bt::to_hex(ed_form)},
+                    {"public_key", bt::to_hex(k.pub)},
+                    {"message", bt::to_hex(msg)}}
                .dump()
         << '\n';
     sodium_memzero(ed_form.data(), ed_form.size());
@@ -156,7 +167,9 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
     const auto cc = random_array<32>();
     bt::sr25519::public_key derived{};
     REQUIRE_FALSE(bt::sr25519::derive_soft_public(k.pub, cc, derived));
-    req << bt::json{{"id", ++id}, {"op", "derive_soft_public"}, {"public_key", bt::to_hex(k.pub)},
+    req << bt::json{{"id", ++id},
+                    {"op", "derive_soft_public"},
+                    {"public_key", bt::to_hex(k.pub)},
                     {"chain_code", bt::to_hex(cc)}}
                .dump()
         << '\n';
@@ -167,8 +180,8 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
   const fs::path out_path = dir.path / "responses.jsonl";
   const fs::path err_path = dir.path / "stderr.txt";
   const std::string cmd = "timeout 120 node " + shell_quote(script.string()) + " " +
-                          shell_quote((dir.path / "requests.jsonl").string()) + " > " + shell_quote(out_path.string()) +
-                          " 2> " + shell_quote(err_path.string());
+                          shell_quote((dir.path / "requests.jsonl").string()) + " > " +
+                          shell_quote(out_path.string()) + " 2> " + shell_quote(err_path.string());
   const int rc = std::system(cmd.c_str());
   std::ifstream err_in(err_path);
   std::stringstream err_text;

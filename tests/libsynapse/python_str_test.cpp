@@ -22,7 +22,9 @@ std::string repr(std::string_view s) {
   return out;
 }
 
-bt::json parse(const char* text) { return bt::json::parse(text); }
+bt::json parse(const char* text) {
+  return bt::json::parse(text);
+}
 
 }  // namespace
 
@@ -71,25 +73,28 @@ TEST_CASE("string repr chooses quotes and escapes like CPython", "[python_str]")
   CHECK(repr("t\tz\rr") == "'t\\tz\\rr'");
   CHECK(repr(std::string_view("\0", 1)) == "'\\x00'");
   CHECK(repr("\x1f\x7f") == "'\\x1f\\x7f'");
-  CHECK(repr("\xc3\xa9") == "'\xc3\xa9'");                  // é printable
+  CHECK(repr("\xc3\xa9") == "'\xc3\xa9'");                                  // é printable
   CHECK(repr("\xe6\x97\xa5\xe6\x9c\xac") == "'\xe6\x97\xa5\xe6\x9c\xac'");  // 日本
-  CHECK(repr("\xf0\x9f\x9a\x80") == "'\xf0\x9f\x9a\x80'");  // 🚀
-  CHECK(repr("\xc2\xa0") == "'\\xa0'");                     // NO-BREAK SPACE (Zs)
-  CHECK(repr("\xc2\xad") == "'\\xad'");                     // SOFT HYPHEN (Cf)
-  CHECK(repr("\xc2\x85") == "'\\x85'");                     // NEL (Cc)
-  CHECK(repr("\xe2\x80\x8b") == "'\\u200b'");               // ZERO WIDTH SPACE (Cf)
-  CHECK(repr("\xe2\x80\xa8") == "'\\u2028'");               // LINE SEPARATOR (Zl)
-  CHECK(repr("\xe2\x80\xa9") == "'\\u2029'");               // PARAGRAPH SEPARATOR (Zp)
-  CHECK(repr("\xe3\x80\x80") == "'\\u3000'");               // IDEOGRAPHIC SPACE (Zs)
-  CHECK(repr("\xee\x80\x80") == "'\\ue000'");               // private use (Co)
-  CHECK(repr("\xf3\xa0\x80\x81") == "'\\U000e0001'");       // LANGUAGE TAG (Cf)
-  CHECK(repr("\xf4\x8f\xbf\xbf") == "'\\U0010ffff'");       // noncharacter (Cn)
-  CHECK(repr("\xcd\xb8") == "'\\u0378'");                   // unassigned in Greek block (Cn)
+  CHECK(repr("\xf0\x9f\x9a\x80") == "'\xf0\x9f\x9a\x80'");                  // 🚀
+  CHECK(repr("\xc2\xa0") == "'\\xa0'");                                     // NO-BREAK SPACE (Zs)
+  CHECK(repr("\xc2\xad") == "'\\xad'");                                     // SOFT HYPHEN (Cf)
+  CHECK(repr("\xc2\x85") == "'\\x85'");                                     // NEL (Cc)
+  CHECK(repr("\xe2\x80\x8b") == "'\\u200b'");                               // ZERO WIDTH SPACE (Cf)
+  CHECK(repr("\xe2\x80\xa8") == "'\\u2028'");                               // LINE SEPARATOR (Zl)
+  CHECK(repr("\xe2\x80\xa9") == "'\\u2029'");          // PARAGRAPH SEPARATOR (Zp)
+  CHECK(repr("\xe3\x80\x80") == "'\\u3000'");          // IDEOGRAPHIC SPACE (Zs)
+  CHECK(repr("\xee\x80\x80") == "'\\ue000'");          // private use (Co)
+  CHECK(repr("\xf3\xa0\x80\x81") == "'\\U000e0001'");  // LANGUAGE TAG (Cf)
+  CHECK(repr("\xf4\x8f\xbf\xbf") == "'\\U0010ffff'");  // noncharacter (Cn)
+  CHECK(repr("\xcd\xb8") == "'\\u0378'");              // unassigned in Greek block (Cn)
   CHECK(repr(" ") == "' '");
 }
 
 TEST_CASE("malformed UTF-8 renders as U+FFFD in str and repr", "[python_str]") {
-  CHECK(repr("a\xff" "b") == "'a\xef\xbf\xbd" "b'");
+  CHECK(repr("a\xff"
+             "b") ==
+        "'a\xef\xbf\xbd"
+        "b'");
   std::string out;
   bt::append_python_text("a\xc3", out);
   CHECK(out == "a\xef\xbf\xbd");
@@ -133,24 +138,33 @@ TEST_CASE("python_str of JSON values matches PROTOCOL 3.4", "[python_str]") {
       {"1e-5", "1e-05", "e276dbc73756a2417e9d716484999961a9ea24a1b6dc00509b91e891548b3408"},
       {"\"abc\"", "abc", "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"},
       {"\"\"", "", "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"},
-      {"[1, 2, 3]", "[1, 2, 3]", "059186990f24b4e3cf51bc89e288c8d6e97e8e44cf1de305cbe1f50ee753b50f"},
+      {"[1, 2, 3]", "[1, 2, 3]",
+       "059186990f24b4e3cf51bc89e288c8d6e97e8e44cf1de305cbe1f50ee753b50f"},
       {"[]", "[]", "ca4510738395af1429224dd785675309c344b2b549632e20275c69b15ed1d210"},
-      {"[1.0, 2.5]", "[1.0, 2.5]", "51f9dce80406d09631c245b9069d05d40f8c2fc336f96b3f8780e7012e79a878"},
-      {"[\"a\", \"b\"]", "['a', 'b']", "7c4ddd265900875dc76972886c942ffdc85a1a3e84716aef29a2941a401dd47b"},
-      {"[\"it's\"]", "[\"it's\"]", "cb9d2dfcc2d1a0d202a9db3c6399d80725c91c02001265ab75a484311b632032"},
+      {"[1.0, 2.5]", "[1.0, 2.5]",
+       "51f9dce80406d09631c245b9069d05d40f8c2fc336f96b3f8780e7012e79a878"},
+      {"[\"a\", \"b\"]", "['a', 'b']",
+       "7c4ddd265900875dc76972886c942ffdc85a1a3e84716aef29a2941a401dd47b"},
+      {"[\"it's\"]", "[\"it's\"]",
+       "cb9d2dfcc2d1a0d202a9db3c6399d80725c91c02001265ab75a484311b632032"},
       {"[\"say \\\"hi\\\"\"]", "['say \"hi\"']",
        "f992607b111ba1312d89d594fcc6acdc022ce1b77545a5e362f3621d004ca818"},
       {"[\"both ' and \\\"\"]", "['both \\' and \"']",
        "bcbd560289388ed2cc1ce2bafad1522a6976426ebe9287e9466a8941b68309bc"},
       {"[\"line\\nbreak\"]", "['line\\nbreak']",
        "c65df4e0f3a5b22ed813b14eb3577654124214c592bf58b9cf2a92598c01bc81"},
-      {"[\"\\u0000\"]", "['\\x00']", "407caf711678b3913acc0ebb256db6dccfaa22bd0fb5d2dc386d851536dbbdd5"},
-      {"[\"\\u00e9\"]", "['\xc3\xa9']", "0bdf0e2fe860243b8a62b685554ab9fc253a5de2656ed5aff36b72173755ec8c"},
-      {"[\"\\u200b\"]", "['\\u200b']", "dadee459c3951cd37af770f94ebf1857e7ed0c5b9a5aaa051730414154e0f271"},
-      {"[\"\\\\\"]", "['\\\\']", "8fa1ba9e5957b481cd51f986f3eb42d708a7f1920fe4990b5fca141bc757c0e3"},
+      {"[\"\\u0000\"]", "['\\x00']",
+       "407caf711678b3913acc0ebb256db6dccfaa22bd0fb5d2dc386d851536dbbdd5"},
+      {"[\"\\u00e9\"]", "['\xc3\xa9']",
+       "0bdf0e2fe860243b8a62b685554ab9fc253a5de2656ed5aff36b72173755ec8c"},
+      {"[\"\\u200b\"]", "['\\u200b']",
+       "dadee459c3951cd37af770f94ebf1857e7ed0c5b9a5aaa051730414154e0f271"},
+      {"[\"\\\\\"]", "['\\\\']",
+       "8fa1ba9e5957b481cd51f986f3eb42d708a7f1920fe4990b5fca141bc757c0e3"},
       {"[null, true, 1.5]", "[None, True, 1.5]",
        "e71c80508dd93ae3b561c03320e088aa8fabba21a209cb2f3a8387e6db867fae"},
-      {"[[1, 2], [3]]", "[[1, 2], [3]]", "26b8c571717436321fb8fc0d0285a1b23ac36c417744e446b4f973f8b739acff"},
+      {"[[1, 2], [3]]", "[[1, 2], [3]]",
+       "26b8c571717436321fb8fc0d0285a1b23ac36c417744e446b4f973f8b739acff"},
       {"{\"a\": 1, \"b\": [1.0]}", "{'a': 1, 'b': [1.0]}",
        "b42658df6029a2d7b455be290bdbbe9228862e77bee396f779f1adef00f59a71"},
       {"{\"k\": null, \"n\": {\"x\": \"y\"}}", "{'k': None, 'n': {'x': 'y'}}",
@@ -175,6 +189,7 @@ TEST_CASE("repr of values quotes top-level strings; big unsigned ints stay exact
   CHECK(out == "\"x'y\"");
   CHECK(bt::python_str(bt::json(std::uint64_t{18446744073709551615u})) == "18446744073709551615");
   CHECK(bt::python_str(bt::json(std::int64_t{-9223372036854775807 - 1})) == "-9223372036854775808");
-  CHECK(bt::python_str(parse("{\"1\": 2, \"10\": \"x\", \"-3\": null}")) == "{'1': 2, '10': 'x', '-3': None}");
+  CHECK(bt::python_str(parse("{\"1\": 2, \"10\": \"x\", \"-3\": null}")) ==
+        "{'1': 2, '10': 'x', '-3': None}");
   CHECK(bt::python_str(parse("{}")) == "{}");
 }

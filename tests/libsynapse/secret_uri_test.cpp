@@ -10,7 +10,9 @@
 
 namespace {
 
-std::string hex32(const std::array<std::uint8_t, 32>& a) { return bt::to_hex(a); }
+std::string hex32(const std::array<std::uint8_t, 32>& a) {
+  return bt::to_hex(a);
+}
 
 std::string cc_of(std::string_view text, bool hard = true) {
   return hex32(bt::derive_junction::from_text(text, hard).chain_code);
@@ -32,7 +34,8 @@ TEST_CASE("sr25519_derive.json: junctions, roots and keys of every case", "[secr
     REQUIRE(uri.junctions.size() == junctions.size());
     for (std::size_t i = 0; i < junctions.size(); ++i) {
       CHECK(uri.junctions[i].hard == (junctions[i].at("type").get<std::string>() == "hard"));
-      CHECK(hex32(uri.junctions[i].chain_code) == junctions[i].at("chain_code_hex").get<std::string>());
+      CHECK(hex32(uri.junctions[i].chain_code) ==
+            junctions[i].at("chain_code_hex").get<std::string>());
     }
 
     // Root: phrase (dev phrase when absent) and password, or a hex seed.
@@ -111,8 +114,8 @@ TEST_CASE("secret URI grammar as sp-core's regex", "[secret_uri]") {
     CHECK(u.junctions.size() == 1);
   }
   SECTION("invalid URIs name the problem") {
-    for (const char* bad : {"/", "//", "//Alice/", "//Alice//", "abandon-about", "word//x/ /y\xc3\xa9//",
-                            "//Alice///pass\nword", "caf\xc3\xa9//x"}) {
+    for (const char* bad : {"/", "//", "//Alice/", "//Alice//", "abandon-about",
+                            "word//x/ /y\xc3\xa9//", "//Alice///pass\nword", "caf\xc3\xa9//x"}) {
       INFO(bad);
       bt::error err;
       CHECK_FALSE(bt::parse_secret_uri(bad, err).has_value());
@@ -170,7 +173,8 @@ TEST_CASE("URIs: seeds, passwords and errors for sr25519 and ed25519", "[secret_
   const auto a = bt::keypair::from_uri("0x" + seed_hex);
   const auto b = bt::keypair::from_uri("0x" + seed_hex + "///ignored");
   CHECK(a.public_key() == b.public_key());
-  CHECK(a.public_key() == bt::keypair::from_seed(std::span<const std::uint8_t, 32>(seed.data(), 32)).public_key());
+  CHECK(a.public_key() ==
+        bt::keypair::from_seed(std::span<const std::uint8_t, 32>(seed.data(), 32)).public_key());
 
   // The mnemonic with a password equals from_mnemonic with that password.
   const auto m = bt::keypair::from_uri(std::string(bt::dev_phrase) + "///password");
@@ -193,13 +197,15 @@ TEST_CASE("URIs: seeds, passwords and errors for sr25519 and ed25519", "[secret_
   const auto ss58 = bt::test::load_vectors("ss58.json");
   std::string alice_ed;
   for (const auto& c : ss58.at("cases"))
-    if (c.at("key_label").get<std::string>() == "ed25519 //Alice") alice_ed = c.at("public_key_hex").get<std::string>();
+    if (c.at("key_label").get<std::string>() == "ed25519 //Alice")
+      alice_ed = c.at("public_key_hex").get<std::string>();
   REQUIRE_FALSE(alice_ed.empty());
   const auto ed = bt::keypair::from_uri("//Alice", bt::crypto_type::ed25519);
   CHECK(ed.type() == bt::crypto_type::ed25519);
   CHECK(bt::to_hex(ed.public_key()) == alice_ed);
   const auto ed_root = bt::keypair::from_uri("", bt::crypto_type::ed25519);
-  CHECK(bt::to_hex(ed_root.public_key()) == "345071da55e5dccefaaa440339415ef9f2663338a38f7da0df21be5ab4e055ef");
+  CHECK(bt::to_hex(ed_root.public_key()) ==
+        "345071da55e5dccefaaa440339415ef9f2663338a38f7da0df21be5ab4e055ef");
   CHECK_FALSE(bt::keypair::from_uri("//Alice/soft", bt::crypto_type::ed25519, err));
   CHECK(err.code == bt::make_error_code(bt::errc::unsupported_crypto));
   const auto sig = ed.sign(std::string_view("m"));

@@ -27,7 +27,8 @@ std::array<std::uint8_t, N> hex_n(const bt::json& j) {
 
 }  // namespace
 
-TEST_CASE("sr25519 hard and soft derivation match every case of sr25519_derive.json", "[sr25519][derive]") {
+TEST_CASE("sr25519 hard and soft derivation match every case of sr25519_derive.json",
+          "[sr25519][derive]") {
   bt::init_crypto();
   const auto v = bt::test::load_vectors("sr25519_derive.json");
   REQUIRE(v.at("cases").size() >= 16);
@@ -35,7 +36,8 @@ TEST_CASE("sr25519 hard and soft derivation match every case of sr25519_derive.j
   for (const auto& c : v.at("cases")) {
     INFO(c.at("uri").get<std::string>());
     const auto& root = c.at("root");
-    const auto mini = hex_n<32>(root.contains("mini_secret_hex") ? root.at("mini_secret_hex") : root.at("seed_hex"));
+    const auto mini = hex_n<32>(root.contains("mini_secret_hex") ? root.at("mini_secret_hex")
+                                                                 : root.at("seed_hex"));
     auto sk = bt::sr25519::expand_mini_secret(mini);
     auto pub = bt::sr25519::to_public(sk);
     bool last_was_soft = false;
@@ -79,7 +81,8 @@ TEST_CASE("sr25519 hard and soft derivation match every case of sr25519_derive.j
   CHECK(soft_cases >= 5);
 }
 
-TEST_CASE("sr25519 soft derivation gives a fresh nonce but the same scalar each time", "[sr25519][derive]") {
+TEST_CASE("sr25519 soft derivation gives a fresh nonce but the same scalar each time",
+          "[sr25519][derive]") {
   bt::init_crypto();
   const auto sk = bt::sr25519::expand_mini_secret(std::array<std::uint8_t, 32>{7});
   const auto pub = bt::sr25519::to_public(sk);
@@ -94,7 +97,8 @@ TEST_CASE("sr25519 soft derivation gives a fresh nonce but the same scalar each 
   CHECK_FALSE(bt::sr25519::verify(a_pub, msg, bt::sr25519::sign(a, a_pub, msg)));
 }
 
-TEST_CASE("sr25519 hard derivation is deterministic and depends on the chain code", "[sr25519][derive]") {
+TEST_CASE("sr25519 hard derivation is deterministic and depends on the chain code",
+          "[sr25519][derive]") {
   bt::init_crypto();
   const auto sk = bt::sr25519::expand_mini_secret(std::array<std::uint8_t, 32>{9});
   const bt::sr25519::chain_code a{1}, b{2};
@@ -107,5 +111,6 @@ TEST_CASE("sr25519 soft public derivation rejects an invalid parent key", "[sr25
   std::array<std::uint8_t, 32> bad;
   bad.fill(0xff);
   bt::sr25519::public_key out{};
-  CHECK(bt::sr25519::derive_soft_public(bad, bt::sr25519::chain_code{}, out) == bt::errc::invalid_public_key);
+  CHECK(bt::sr25519::derive_soft_public(bad, bt::sr25519::chain_code{}, out) ==
+        bt::errc::invalid_public_key);
 }

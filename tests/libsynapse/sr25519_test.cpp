@@ -15,11 +15,13 @@
 
 namespace {
 
+using bt::test::bytes_of;
 using bt::test::hex;
 using bt::test::hex_n;
-using bt::test::bytes_of;
 
-std::string hex64(const std::array<std::uint8_t, 64>& a) { return bt::to_hex(a); }
+std::string hex64(const std::array<std::uint8_t, 64>& a) {
+  return bt::to_hex(a);
+}
 
 }  // namespace
 
@@ -34,7 +36,8 @@ TEST_CASE("sr25519 key expansion matches every case of sr25519_keys.json", "[sr2
     const auto pub = bt::sr25519::to_public(sk);
     CHECK(bt::to_hex(pub) == c.at("public_hex").get<std::string>());
     CHECK(hex64(bt::sr25519::to_ed25519_bytes(sk)) == c.at("secret_key_hex_64").get<std::string>());
-    CHECK(hex64(bt::sr25519::to_bytes(sk)) == c.at("secret_key_btwallet_hex_64").get<std::string>());
+    CHECK(hex64(bt::sr25519::to_bytes(sk)) ==
+          c.at("secret_key_btwallet_hex_64").get<std::string>());
     CHECK(bt::ss58::encode(pub) == c.at("ss58_42").get<std::string>());
 
     // Both 64-byte forms load back to the same key.
@@ -48,7 +51,8 @@ TEST_CASE("sr25519 key expansion matches every case of sr25519_keys.json", "[sr2
     // The ed25519 form of an expanded key has bit 254 set, so it is never a canonical scalar:
     // schnorrkel's SecretKey::from_bytes (and ours) refuses it.
     bt::sr25519::secret_key wrong;
-    CHECK(bt::sr25519::from_bytes(hex(c.at("secret_key_hex_64")), wrong) == bt::errc::invalid_secret_key);
+    CHECK(bt::sr25519::from_bytes(hex(c.at("secret_key_hex_64")), wrong) ==
+          bt::errc::invalid_secret_key);
   }
 }
 
@@ -71,35 +75,48 @@ TEST_CASE("sr25519 secret key loading rejects wrong lengths", "[sr25519]") {
 // invalid case without an entry here fails the test until its reason is added.
 const std::map<std::string, bt::errc>& expected_reasons() {
   static const std::map<std::string, bt::errc> m = {
-      {"one bit flipped in R (byte 0, bit 0); R is not a valid ristretto255 encoding", bt::errc::invalid_signature},
-      {"one bit flipped in R (byte 21, bit 1); R is still a valid ristretto255 encoding", bt::errc::signature_mismatch},
+      {"one bit flipped in R (byte 0, bit 0); R is not a valid ristretto255 encoding",
+       bt::errc::invalid_signature},
+      {"one bit flipped in R (byte 21, bit 1); R is still a valid ristretto255 encoding",
+       bt::errc::signature_mismatch},
       {"one bit flipped in s (byte 32, bit 0)", bt::errc::signature_mismatch},
       {"message changed: one bit flipped in message byte 5", bt::errc::signature_mismatch},
-      {"schnorrkel marker bit (high bit of byte 63) cleared; schnorrkel rejects unmarked signatures "
+      {"schnorrkel marker bit (high bit of byte 63) cleared; schnorrkel rejects unmarked "
+       "signatures "
        "(NotMarkedSchnorrkel)",
        bt::errc::invalid_signature},
-      {"non-canonical s: s + L (group order) with the marker bit set; schnorrkel rejects s >= L (ScalarFormatError)",
+      {"non-canonical s: s + L (group order) with the marker bit set; schnorrkel rejects s >= L "
+       "(ScalarFormatError)",
        bt::errc::invalid_signature},
-      {"wrong public key: valid request signature checked against the axon key", bt::errc::signature_mismatch},
-      {"wrong public key: valid response signature checked against an unrelated key", bt::errc::signature_mismatch},
+      {"wrong public key: valid request signature checked against the axon key",
+       bt::errc::signature_mismatch},
+      {"wrong public key: valid response signature checked against an unrelated key",
+       bt::errc::signature_mismatch},
       {"all-zero signature (marker bit missing)", bt::errc::invalid_signature},
-      {"R = identity, s = 0, marker set (all-zero signature with only the marker bit)", bt::errc::signature_mismatch},
+      {"R = identity, s = 0, marker set (all-zero signature with only the marker bit)",
+       bt::errc::signature_mismatch},
       {"public key is not a valid ristretto255 encoding", bt::errc::invalid_public_key},
       // Our verifier is strict like schnorrkel's verify_simple: it does not retry with the
       // polkadot-js "<Bytes>" wrapping that bittensor-wallet's Keypair.verify adds (see below).
-      {"signature was made over \"<Bytes>\" + message + \"</Bytes>\": strict sr25519 verification of the bare "
-       "message fails, bittensor-wallet Keypair.verify retries with the <Bytes> wrapper and accepts it",
+      {"signature was made over \"<Bytes>\" + message + \"</Bytes>\": strict sr25519 verification "
+       "of the bare "
+       "message fails, bittensor-wallet Keypair.verify retries with the <Bytes> wrapper and "
+       "accepts it",
        bt::errc::signature_mismatch},
-      {"message given with a <Bytes> wrapper but the signature is over the bare message: bittensor-wallet only ADDS "
-       "the wrapper, never strips it, so it rejects (polkadot-js signatureVerify would strip it and accept)",
+      {"message given with a <Bytes> wrapper but the signature is over the bare message: "
+       "bittensor-wallet only ADDS "
+       "the wrapper, never strips it, so it rejects (polkadot-js signatureVerify would strip it "
+       "and accept)",
        bt::errc::signature_mismatch},
-      {"signature is 63 bytes (bittensor-wallet raises ValueError \"Invalid signature\" instead of returning False)",
+      {"signature is 63 bytes (bittensor-wallet raises ValueError \"Invalid signature\" instead of "
+       "returning False)",
        bt::errc::invalid_signature},
   };
   return m;
 }
 
-TEST_CASE("sr25519 verify agrees with every case of sr25519_signatures.json, with its reason", "[sr25519]") {
+TEST_CASE("sr25519 verify agrees with every case of sr25519_signatures.json, with its reason",
+          "[sr25519]") {
   bt::init_crypto();
   const auto v = bt::test::load_vectors("sr25519_signatures.json");
   REQUIRE(v.at("cases").size() >= 20);
@@ -153,7 +170,8 @@ TEST_CASE("sr25519 keys of sr25519_signatures.json sign, and the signatures veri
       CHECK_FALSE(bt::sr25519::verify(pub, bytes_of(msg), sig2));
       // Bound to the message, the key and the context.
       CHECK(bt::sr25519::verify(pub, bytes_of(msg + "x"), sig) == bt::errc::signature_mismatch);
-      CHECK(bt::sr25519::verify(pub, bytes_of(msg), sig, "other context") == bt::errc::signature_mismatch);
+      CHECK(bt::sr25519::verify(pub, bytes_of(msg), sig, "other context") ==
+            bt::errc::signature_mismatch);
       auto other = pub;
       other = bt::sr25519::to_public(bt::sr25519::expand_mini_secret(other));
       CHECK(bt::sr25519::verify(other, bytes_of(msg), sig) == bt::errc::signature_mismatch);
@@ -161,18 +179,22 @@ TEST_CASE("sr25519 keys of sr25519_signatures.json sign, and the signatures veri
   }
 }
 
-TEST_CASE("sr25519 verifies the //Alice signature of PROTOCOL.md 9.11 and not its <Bytes> form", "[sr25519]") {
+TEST_CASE("sr25519 verifies the //Alice signature of PROTOCOL.md 9.11 and not its <Bytes> form",
+          "[sr25519]") {
   bt::init_crypto();
-  const auto pub = hex_n<32>(bt::json("d43593c715fdd31c61141abd04a99fd6822c8558854ccde39a5684e7a56da27d"));
+  const auto pub =
+      hex_n<32>(bt::json("d43593c715fdd31c61141abd04a99fd6822c8558854ccde39a5684e7a56da27d"));
   const std::string msg =
       "1700000000123456789.5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY."
       "5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty.5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."
       "ed4bc853dce1a3f7afd74fd20a81219cd36d60f8b241fc33dcbe5ebc9381e2f9";
-  const auto sig = hex(bt::json(
-      "ecd00f9b3f73ef5af5a7f8cba9aabc3c356653e3b9a0eb292dbf85739382992681ba054df51995c9f9b8f4e4638632ef99fc58d17030b14f7"
-      "66f87f5d0d42e89"));
+  const auto sig =
+      hex(bt::json("ecd00f9b3f73ef5af5a7f8cba9aabc3c356653e3b9a0eb292dbf85739382992681ba054df51995c"
+                   "9f9b8f4e4638632ef99fc58d17030b14f7"
+                   "66f87f5d0d42e89"));
   CHECK_FALSE(bt::sr25519::verify(pub, bytes_of(msg), sig));
-  CHECK(bt::sr25519::verify(pub, bytes_of("<Bytes>" + msg + "</Bytes>"), sig) == bt::errc::signature_mismatch);
+  CHECK(bt::sr25519::verify(pub, bytes_of("<Bytes>" + msg + "</Bytes>"), sig) ==
+        bt::errc::signature_mismatch);
 }
 
 TEST_CASE("sr25519 public key validity", "[sr25519]") {

@@ -52,12 +52,14 @@ const std::map<std::string, bt::errc>& expected_decode_errors() {
       {"bad checksum (public key byte changed, checksum kept)", bt::errc::ss58_bad_checksum},
       {"wrong length: 31-byte key with correct 2-byte checksum", bt::errc::ss58_bad_length},
       {"wrong length: 20-byte key with correct 2-byte checksum", bt::errc::ss58_bad_length},
-      {"wrong length: 33-byte key with correct 2-byte checksum (not a 32-byte account id)", bt::errc::ss58_bad_length},
+      {"wrong length: 33-byte key with correct 2-byte checksum (not a 32-byte account id)",
+       bt::errc::ss58_bad_length},
       {"wrong length: 32-byte key with only 1 checksum byte", bt::errc::ss58_bad_length},
       {"bad base58 character '0' at index 10", bt::errc::ss58_bad_character},
       {"bad base58 character 'O' at index 10", bt::errc::ss58_bad_character},
       {"trailing space", bt::errc::ss58_bad_character},
-      {"unsupported prefix: first byte 0x80 (>= 0x80 is not a valid SS58 prefix) with correct checksum",
+      {"unsupported prefix: first byte 0x80 (>= 0x80 is not a valid SS58 prefix) with correct "
+       "checksum",
        bt::errc::ss58_bad_prefix},
       {"reserved prefix 46 with correct checksum", bt::errc::ss58_reserved_prefix},
       {"empty string", bt::errc::ss58_bad_length},
@@ -92,7 +94,8 @@ TEST_CASE("ss58 refuses to encode every format of encode_errors", "[ss58]") {
     INFO(format);
     std::error_code ec;
     CHECK_FALSE(bt::ss58::encode(key_of(c.at("public_key_hex")), format, ec).has_value());
-    CHECK(ec == (format == 46 || format == 47 ? bt::errc::ss58_reserved_prefix : bt::errc::ss58_bad_prefix));
+    CHECK(ec == (format == 46 || format == 47 ? bt::errc::ss58_reserved_prefix
+                                              : bt::errc::ss58_bad_prefix));
     CHECK_THROWS_AS(bt::ss58::encode(key_of(c.at("public_key_hex")), format), std::system_error);
   }
   std::error_code ec;
@@ -121,6 +124,7 @@ TEST_CASE("ss58 decode rejects overlong input without decoding it", "[ss58]") {
   std::error_code ec;
   CHECK_FALSE(bt::ss58::decode(std::string(10000, 'z'), ec).has_value());
   CHECK(ec == bt::errc::ss58_bad_length);
-  CHECK_FALSE(bt::ss58::decode("5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQ\xff", ec).has_value());
+  CHECK_FALSE(
+      bt::ss58::decode("5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQ\xff", ec).has_value());
   CHECK(ec == bt::errc::ss58_bad_character);
 }

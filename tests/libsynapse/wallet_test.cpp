@@ -8,10 +8,10 @@
 #include <catch2/catch.hpp>
 #include <support/vectors.hpp>
 
-#include <cstdlib>
-#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cstdlib>
+#include <fstream>
 
 namespace {
 
@@ -40,12 +40,16 @@ struct scoped_env {
   std::optional<std::string> old;
   scoped_env(std::string n, const char* value) : name(std::move(n)) {
     if (const char* o = std::getenv(name.c_str())) old = o;
-    if (value) ::setenv(name.c_str(), value, 1);
-    else ::unsetenv(name.c_str());
+    if (value)
+      ::setenv(name.c_str(), value, 1);
+    else
+      ::unsetenv(name.c_str());
   }
   ~scoped_env() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
+    if (old)
+      ::setenv(name.c_str(), old->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
   }
 };
 
@@ -53,7 +57,8 @@ struct scoped_env {
 
 TEST_CASE("wallet layout, defaults and environment", "[wallet]") {
   {
-    scoped_env a("BT_WALLET_PATH", nullptr), b("BT_WALLET_NAME", nullptr), c("BT_WALLET_HOTKEY", nullptr);
+    scoped_env a("BT_WALLET_PATH", nullptr), b("BT_WALLET_NAME", nullptr),
+        c("BT_WALLET_HOTKEY", nullptr);
     const auto cfg = bt::wallet_config::from_env();
     CHECK(cfg.path == "~/.bittensor/wallets");
     CHECK(cfg.name == "default");
@@ -88,9 +93,11 @@ TEST_CASE("wallet layout, defaults and environment", "[wallet]") {
   }
 }
 
-TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directories", "[wallet][argon2]") {
+TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directories",
+          "[wallet][argon2]") {
   temp_dir tmp;
-  const bt::wallet w(bt::wallet_config{.path = (tmp.path / "wallets").string(), .name = "alice", .hotkey = "hk1"});
+  const bt::wallet w(
+      bt::wallet_config{.path = (tmp.path / "wallets").string(), .name = "alice", .hotkey = "hk1"});
   bt::error err;
 
   // Nothing there yet: each missing piece is reported as such.
@@ -111,7 +118,8 @@ TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directorie
   CHECK(mode_of(tmp.path / "wallets") == 0700);
   CHECK(mode_of(w.directory()) == 0700);
   CHECK(mode_of(w.directory() / "hotkeys") == 0700);
-  for (const auto& p : {w.coldkey_path(), w.coldkeypub_path(), w.hotkey_path(), w.hotkeypub_path()}) {
+  for (const auto& p :
+       {w.coldkey_path(), w.coldkeypub_path(), w.hotkey_path(), w.hotkeypub_path()}) {
     INFO(p);
     CHECK(mode_of(p) == 0600);
   }
@@ -176,7 +184,8 @@ TEST_CASE("wallet reads files written by btwallet and by bittensor 7", "[wallet]
   };
   for (const auto& c : v.at("cases")) {
     const auto kind = c.at("kind").get<std::string>();
-    if (kind != "hotkey" && kind != "legacy_python_hotkey" && kind != "coldkeypub" && kind != "legacy_python_coldkeypub")
+    if (kind != "hotkey" && kind != "legacy_python_hotkey" && kind != "coldkeypub" &&
+        kind != "legacy_python_coldkeypub")
       continue;
     INFO(kind);
     bt::error err;
@@ -188,7 +197,8 @@ TEST_CASE("wallet reads files written by btwallet and by bittensor 7", "[wallet]
       CHECK(kp->ss58_address() == c.at("expected_keypair").at("ss58_42").get<std::string>());
     } else {
       put(w.coldkeypub_path(), text);
-      CHECK(w.coldkeypub_ss58(err) == std::optional<std::string>(c.at("expected_keypair").at("ss58_42").get<std::string>()));
+      CHECK(w.coldkeypub_ss58(err) ==
+            std::optional<std::string>(c.at("expected_keypair").at("ss58_42").get<std::string>()));
     }
   }
   bt::error err;

@@ -48,7 +48,8 @@ TEST_CASE("a Python-shaped axon accepts every request we send", "[dendrite][node
         "Echo", {{"text", bt::field_kind::required}, {"reply", bt::field_kind::optional}}, {"text"},
         err);
     REQUIRE_FALSE(err);
-    for (const char* text : {"hello", "", "quote ' and \" and \\", "caf\xc3\xa9 \xf0\x9f\x98\x80"}) {
+    for (const char* text :
+         {"hello", "", "quote ' and \" and \\", "caf\xc3\xa9 \xf0\x9f\x98\x80"}) {
       bt::dynamic_synapse s(echo);
       *s.get("text") = text;
       auto r = d.call(peer.axon(), s, 5.0);

@@ -21,16 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "support/collector.hpp"
 #include "support/dev_keys.hpp"
 #include "support/node_peer.hpp"
-#include "support/collector.hpp"
 
 namespace {
 
 using bt::test::alice;
 using bt::test::bob;
-using bt::test::node_peer;
 using bt::test::collector;
+using bt::test::node_peer;
 
 bt::examples::word_stream words_query(std::string text) {
   bt::examples::word_stream q;
@@ -40,7 +40,8 @@ bt::examples::word_stream words_query(std::string text) {
 
 }  // namespace
 
-TEST_CASE("a Python-shaped streaming axon: items, final synapse, keep-alive", "[dendrite][node][stream]") {
+TEST_CASE("a Python-shaped streaming axon: items, final synapse, keep-alive",
+          "[dendrite][node][stream]") {
   node_peer peer("python_stream_axon_peer.mjs", bob());
   bt::dendrite d(alice());
   const std::string text = "the quick  brown fox\tjumps over the lazy dog caf\xc3\xa9";
@@ -107,19 +108,21 @@ TEST_CASE("a Python-shaped streaming axon: items, final synapse, keep-alive", "[
   }
 }
 
-TEST_CASE("a slow Python-shaped stream is cut at the deadline with 408", "[dendrite][node][stream]") {
+TEST_CASE("a slow Python-shaped stream is cut at the deadline with 408",
+          "[dendrite][node][stream]") {
   node_peer peer("python_stream_axon_peer.mjs", bob(), {"150"});  // 150 ms before each word
   bt::dendrite d(alice());
   collector got;
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = d.call_stream(peer.axon(), words_query("a b c d e f g h i j k l m n o p"), 1.0, std::ref(got));
+  auto r = d.call_stream(peer.axon(), words_query("a b c d e f g h i j k l m n o p"), 1.0,
+                         std::ref(got));
   const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(r.dendrite.status_code == 408);
   CHECK(r.dendrite.status_message == "Request timeout after 1.0 seconds");
   const auto items = got.get();
-  CHECK(items.size() >= 1);   // words before the cut were delivered
+  CHECK(items.size() >= 1);  // words before the cut were delivered
   CHECK(items.size() < 16);
   if (!items.empty()) CHECK(items[0] == "a");
-  CHECK(el < 2.5);            // generous: the deadline is enforced at all
+  CHECK(el < 2.5);  // generous: the deadline is enforced at all
   CHECK(d.stats().idle_connections == 0);
 }

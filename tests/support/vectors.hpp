@@ -10,7 +10,9 @@
 
 namespace bt::test {
 
-inline std::string vectors_dir() { return BT_VECTORS_DIR; }
+inline std::string vectors_dir() {
+  return BT_VECTORS_DIR;
+}
 
 /// Parses tests/vectors/<name>; throws (failing the test case) when it is missing.
 inline json load_vectors(const std::string& name) {
@@ -23,7 +25,11 @@ inline json load_vectors(const std::string& name) {
 }
 
 /// Path of a file or program built into the build tree (set by tests/CMakeLists.txt).
-inline std::string binary_dir() { return BT_BINARY_DIR; }
-inline std::string source_dir() { return BT_SOURCE_DIR; }
+inline std::string binary_dir() {
+  return BT_BINARY_DIR;
+}
+inline std::string source_dir() {
+  return BT_SOURCE_DIR;
+}
 
 }  // namespace bt::test

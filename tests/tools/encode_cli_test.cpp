@@ -21,7 +21,8 @@ struct run_result {
 
 /// Runs `bt-dendrite <args>` with `input` on stdin (through a temporary file).
 run_result run_tool(const std::string& args, const std::string& input) {
-  const std::string path = bt::test::binary_dir() + "/encode_cli_input." + std::to_string(::getpid()) + ".json";
+  const std::string path =
+      bt::test::binary_dir() + "/encode_cli_input." + std::to_string(::getpid()) + ".json";
   {
     std::ofstream f(path, std::ios::binary);
     f << input;
@@ -92,11 +93,14 @@ TEST_CASE("bt-dendrite encode: invalid descriptions exit 2 with an error object"
       {R"({"name": "A", "fields": {"a": 1}, "required_hash_fields": ["b"]})",
        "invalid JSON in synapse.required_hash_fields: not a field of the type: 'b'"},
       {R"({"name": "A", "fields": {"a": 1}, "required": ["b"]})", "required: 'b' is not in fields"},
-      {R"({"name": "A", "fields": {"timeout": 1}})", "invalid JSON in synapse.fields.timeout: the name of a base Synapse field"},
+      {R"({"name": "A", "fields": {"timeout": 1}})",
+       "invalid JSON in synapse.fields.timeout: the name of a base Synapse field"},
       {R"({"name": "A", "timeout": "soon"})", "timeout: expected a number of seconds or null"},
-      {R"({"name": "A", "dendrite": {"nonce": "x"}})", "invalid integer in dendrite.nonce: not a Python int() literal: 'x'"},
+      {R"({"name": "A", "dendrite": {"nonce": "x"}})",
+       "invalid integer in dendrite.nonce: not a Python int() literal: 'x'"},
       {R"({"name": "A", "extra": 1})",
-       "unknown key 'extra' (expected name, timeout, fields, required, required_hash_fields, dendrite, axon)"},
+       "unknown key 'extra' (expected name, timeout, fields, required, required_hash_fields, "
+       "dendrite, axon)"},
   };
   for (const auto& [input, message] : cases) {
     INFO(input);
@@ -110,7 +114,8 @@ TEST_CASE("bt-dendrite encode: invalid descriptions exit 2 with an error object"
 }
 
 TEST_CASE("bt-dendrite encode: Dummy example of the docs", "[encode_cli]") {
-  const auto r = run_tool("encode", R"({"name": "Dummy", "fields": {"dummy_input": 1, "dummy_output": null},
+  const auto r =
+      run_tool("encode", R"({"name": "Dummy", "fields": {"dummy_input": 1, "dummy_output": null},
                                         "required": ["dummy_input"]})");
   REQUIRE(r.status == 0);
   bt::json out;

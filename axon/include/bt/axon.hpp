@@ -142,13 +142,11 @@ void bind_forward(route_spec& r, F&& f) {
   using fn_type = std::decay_t<F>;
   auto fn = std::make_shared<fn_type>(std::forward<F>(f));
   if constexpr (std::is_invocable_v<fn_type&, T&, stream_writer&, const request_context&>) {
-    bind_streaming<T>(r, [fn](T& s, stream_writer& w, const request_context& c) {
-      return (*fn)(s, w, c);
-    });
+    bind_streaming<T>(
+        r, [fn](T& s, stream_writer& w, const request_context& c) { return (*fn)(s, w, c); });
   } else if constexpr (std::is_invocable_v<fn_type&, T&, stream_writer&>) {
-    bind_streaming<T>(r, [fn](T& s, stream_writer& w, const request_context&) {
-      return (*fn)(s, w);
-    });
+    bind_streaming<T>(r,
+                      [fn](T& s, stream_writer& w, const request_context&) { return (*fn)(s, w); });
   } else if constexpr (std::is_invocable_v<fn_type&, T&, const request_context&>) {
     bind_plain<T>(r, [fn](T& s, const request_context& c) { return (*fn)(s, c); });
   } else if constexpr (std::is_invocable_v<fn_type&, T&>) {

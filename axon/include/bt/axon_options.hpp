@@ -91,7 +91,8 @@ struct axon_options {
   /// request can raise its unsigned timeout header).
   std::chrono::milliseconds nonce_max_timeout{60'000};
   /// Where accepted nonces are remembered. Null: a memory_nonce_store with default options
-  /// (the anti-replay window per endpoint; Python >= 7.2's rule is nonce_rule::strictly_increasing).
+  /// (the anti-replay window per endpoint; Python >= 7.2's rule is
+  /// nonce_rule::strictly_increasing).
   std::shared_ptr<nonce_store> nonces{};
   /// Sign error responses with the axon's hotkey (PROTOCOL 5.13). Costs one signature per error;
   /// no reference client checks it.

@@ -55,8 +55,9 @@ class stream_writer {
   /// stopped reading (write_timeout), the request's deadline passed, the axon is cutting
   /// connections at shutdown, or an earlier send failed. The handler should then return; later
   /// sends keep returning false. An empty `bytes` sends no chunk (an empty chunk would end the
-  /// stream) but does send the head if it is not out yet, committing to the streamed answer. Call it from the streaming handler's own coroutine (it runs on the
-  /// connection's strand), one send at a time; `bytes` must stay valid until it completes.
+  /// stream) but does send the head if it is not out yet, committing to the streamed answer. Call
+  /// it from the streaming handler's own coroutine (it runs on the connection's strand), one send
+  /// at a time; `bytes` must stay valid until it completes.
   boost::asio::awaitable<bool> send(std::string_view bytes);
 
   /// Blocking form, for handlers on the worker pool: same contract as send(), waiting on the

@@ -141,7 +141,7 @@ class dendrite {
   /// "Request cancelled". The handler runs on its associated executor (a coroutine resumes on
   /// its own executor); a handler without one runs on a dendrite I/O thread.
   template <class T, boost::asio::completion_token_for<void(T)> Token>
-    requires std::is_base_of_v<synapse, T>
+  requires std::is_base_of_v<synapse, T>
   auto async_call(axon_info target, T syn, double timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(T)>(
         [this](auto handler, axon_info target, T syn, double timeout) {
@@ -158,7 +158,7 @@ class dendrite {
   /// options.max_concurrency at once. Completion signature `void(std::vector<T>)`: one result
   /// per axon, in the order of `axons`. Cancellation cancels every call still running.
   template <class T, boost::asio::completion_token_for<void(std::vector<T>)> Token>
-    requires std::is_base_of_v<synapse, T>
+  requires std::is_base_of_v<synapse, T>
   auto async_forward(std::vector<axon_info> axons, T syn, double timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(std::vector<T>)>(
         [this](auto handler, std::vector<axon_info> axons, T syn, double timeout) {
@@ -166,17 +166,18 @@ class dendrite {
           std::vector<detail::synapse_ref> refs;
           refs.reserve(results->size());
           for (T& r : *results) refs.push_back(detail::make_synapse_ref(r));
-          async_forward_impl(std::move(axons), std::move(refs), timeout,
-                             detail::result_handler<std::vector<T>, std::decay_t<decltype(handler)>>{
-                                 std::move(handler), std::move(results)});
+          async_forward_impl(
+              std::move(axons), std::move(refs), timeout,
+              detail::result_handler<std::vector<T>, std::decay_t<decltype(handler)>>{
+                  std::move(handler), std::move(results)});
         },
         token, std::move(axons), std::move(syn), timeout);
   }
 
   /// Blocking async_call. Must not be called from a thread running the dendrite's executor.
   template <class T>
-    requires std::is_base_of_v<synapse, T>
-  T call(const axon_info& target, T syn, double timeout = 12.0) {
+  requires std::is_base_of_v<synapse, T> T call(const axon_info& target, T syn,
+                                                double timeout = 12.0) {
     check_blocking_allowed();
     std::promise<T> p;
     auto f = p.get_future();
@@ -187,8 +188,9 @@ class dendrite {
 
   /// Blocking async_forward. Must not be called from a thread running the dendrite's executor.
   template <class T>
-    requires std::is_base_of_v<synapse, T>
-  std::vector<T> forward(const std::vector<axon_info>& axons, const T& syn, double timeout = 12.0) {
+  requires std::is_base_of_v<synapse, T> std::vector<T> forward(const std::vector<axon_info>& axons,
+                                                                const T& syn,
+                                                                double timeout = 12.0) {
     check_blocking_allowed();
     std::promise<std::vector<T>> p;
     auto f = p.get_future();
@@ -213,9 +215,11 @@ class dendrite {
   ///  * a non-200 answer (401, 404, 503, ...) is an ordinary JSON error answer, merged as call().
   /// A stream cut for any reason closes its connection (never pooled).
   template <class T, class OnItem, boost::asio::completion_token_for<void(T)> Token>
-    requires(streaming_synapse<T> || std::is_base_of_v<dynamic_synapse, T>) &&
-            std::invocable<OnItem&, std::string_view>
-  auto async_call_stream(axon_info target, T syn, double timeout, OnItem on_item, Token&& token) {
+  requires(streaming_synapse<T> || std::is_base_of_v<dynamic_synapse, T>) &&
+      std::invocable<OnItem&, std::string_view> auto async_call_stream(axon_info target, T syn,
+                                                                       double timeout,
+                                                                       OnItem on_item,
+                                                                       Token&& token) {
     return boost::asio::async_initiate<Token, void(T)>(
         [this](auto handler, axon_info target, T syn, double timeout, OnItem on_item) {
           auto result = std::make_unique<T>(std::move(syn));
@@ -231,9 +235,9 @@ class dendrite {
   /// Blocking async_call_stream: `on_item` runs on a dendrite I/O thread while this waits.
   /// Must not be called from a thread running the dendrite's executor.
   template <class T, class OnItem>
-    requires(streaming_synapse<T> || std::is_base_of_v<dynamic_synapse, T>) &&
-            std::invocable<OnItem&, std::string_view>
-  T call_stream(const axon_info& target, T syn, double timeout, OnItem on_item) {
+  requires(streaming_synapse<T> || std::is_base_of_v<dynamic_synapse, T>) &&
+      std::invocable<OnItem&, std::string_view> T
+      call_stream(const axon_info& target, T syn, double timeout, OnItem on_item) {
     check_blocking_allowed();
     std::promise<T> p;
     auto f = p.get_future();

@@ -62,8 +62,8 @@ int dendrite_status(dendrite_errc e) noexcept;
 ///                       "Failed to parse response: {detail}"
 ///   cancelled           "Request cancelled" (+ ": {detail}" when detail is not empty)
 std::string dendrite_status_message(dendrite_errc e, std::string_view axon_ip,
-                                    std::int64_t axon_port, std::string_view name,
-                                    double timeout, std::string_view detail);
+                                    std::int64_t axon_port, std::string_view name, double timeout,
+                                    std::string_view detail);
 
 /// Records a failure in `s` as Python's process_error_message does: sets
 /// dendrite.status_code and dendrite.status_message from the table (axon ip/port and timeout

@@ -12,11 +12,11 @@ namespace bt {
 
 struct axon_info {
   std::int64_t version = version_as_int;
-  std::string ip;          ///< dotted IPv4 or IPv6 text
+  std::string ip;  ///< dotted IPv4 or IPv6 text
   std::uint16_t port = 0;
-  int ip_type = 4;         ///< 4 or 6
-  std::string hotkey;      ///< SS58
-  std::string coldkey;     ///< SS58 (may be empty when unknown)
+  int ip_type = 4;      ///< 4 or 6
+  std::string hotkey;   ///< SS58
+  std::string coldkey;  ///< SS58 (may be empty when unknown)
   int protocol = axon_protocol;
   int placeholder1 = 0;
   int placeholder2 = 0;

@@ -35,6 +35,8 @@ struct dynamic_synapse : synapse {
   const json* get(std::string_view field_name) const;
 };
 
-inline const synapse_descriptor& descriptor_for(const dynamic_synapse& s) { return *s.type; }
+inline const synapse_descriptor& descriptor_for(const dynamic_synapse& s) {
+  return *s.type;
+}
 
 }  // namespace bt

@@ -25,8 +25,12 @@ struct secret_key {
   secret_key& operator=(const secret_key&) = default;
   ~secret_key();
 
-  std::span<const std::uint8_t, 32> seed_part() const noexcept { return std::span(bytes).first<32>(); }
-  std::span<const std::uint8_t, 32> public_part() const noexcept { return std::span(bytes).last<32>(); }
+  std::span<const std::uint8_t, 32> seed_part() const noexcept {
+    return std::span(bytes).first<32>();
+  }
+  std::span<const std::uint8_t, 32> public_part() const noexcept {
+    return std::span(bytes).last<32>();
+  }
 };
 
 /// crypto_sign_seed_keypair.

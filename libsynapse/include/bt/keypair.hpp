@@ -51,7 +51,8 @@ class keypair {
                                                 crypto_type type, error& err,
                                                 const public_key_bytes* expected_public = nullptr);
   /// Public-only keypairs (verification).
-  static keypair from_public_key(const public_key_bytes& pub, crypto_type type = crypto_type::sr25519);
+  static keypair from_public_key(const public_key_bytes& pub,
+                                 crypto_type type = crypto_type::sr25519);
   static std::optional<keypair> from_ss58(std::string_view address, crypto_type type, error& err);
   static keypair from_ss58(std::string_view address, crypto_type type = crypto_type::sr25519);
 
@@ -73,14 +74,15 @@ class keypair {
   signature_bytes sign(std::span<const std::uint8_t> message) const;
   signature_bytes sign(std::string_view message) const;
   /// Verifies with this keypair's public key. Never throws.
-  bool verify(std::span<const std::uint8_t> message, std::span<const std::uint8_t> signature) const noexcept;
+  bool verify(std::span<const std::uint8_t> message,
+              std::span<const std::uint8_t> signature) const noexcept;
   bool verify(std::string_view message, std::span<const std::uint8_t> signature) const noexcept;
 
   /// Secret material for keyfiles (copies; the caller wipes them). Empty when absent.
   /// sr25519: canonical scalar||nonce (btwallet privateKey); ed25519: seed||public.
   std::optional<std::array<std::uint8_t, 64>> secret_key_bytes() const;
-  std::optional<seed_bytes> seed() const;            ///< mini secret / ed25519 seed, if known
-  std::optional<std::string> mnemonic() const;       ///< the phrase, if made from one
+  std::optional<seed_bytes> seed() const;       ///< mini secret / ed25519 seed, if known
+  std::optional<std::string> mnemonic() const;  ///< the phrase, if made from one
 
  private:
   struct secret_state;  // wiped on destruction
@@ -90,7 +92,8 @@ class keypair {
   public_key_bytes public_key_{};
   std::string ss58_address_;
   std::unique_ptr<secret_state> secret_;
-  friend struct keypair_access;  // lets the identity sources (uri, mnemonic, keyfile) build keypairs
+  friend struct keypair_access;  // lets the identity sources (uri, mnemonic, keyfile) build
+                                 // keypairs
 };
 
 /// Verifies `signature` over `message` by the public key `pub` of the given type. Returns {} when

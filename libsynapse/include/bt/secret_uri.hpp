@@ -54,7 +54,9 @@ struct secret_uri {
   ~secret_uri();
 
   /// True when the phrase is a "0x" seed (the password is then ignored, as in sp-core).
-  bool is_hex_seed() const noexcept { return phrase.size() >= 2 && phrase[0] == '0' && phrase[1] == 'x'; }
+  bool is_hex_seed() const noexcept {
+    return phrase.size() >= 2 && phrase[0] == '0' && phrase[1] == 'x';
+  }
 };
 
 /// Parses; errc::invalid_uri (what = "secret URI", detail says where) when the text does not

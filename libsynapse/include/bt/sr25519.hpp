@@ -15,10 +15,10 @@
 
 namespace bt::sr25519 {
 
-using public_key = std::array<std::uint8_t, 32>;  ///< compressed Ristretto255 point
-using signature = std::array<std::uint8_t, 64>;   ///< R || s, high bit of byte 63 set
-using mini_secret = std::array<std::uint8_t, 32>; ///< schnorrkel MiniSecretKey (the "seed")
-using chain_code = std::array<std::uint8_t, 32>;  ///< HDKD chain code (a junction's 32 bytes)
+using public_key = std::array<std::uint8_t, 32>;   ///< compressed Ristretto255 point
+using signature = std::array<std::uint8_t, 64>;    ///< R || s, high bit of byte 63 set
+using mini_secret = std::array<std::uint8_t, 32>;  ///< schnorrkel MiniSecretKey (the "seed")
+using chain_code = std::array<std::uint8_t, 32>;   ///< HDKD chain code (a junction's 32 bytes)
 
 /// Signing context of Substrate, sp-core and btwallet.
 inline constexpr std::string_view substrate_context = "substrate";
@@ -63,7 +63,8 @@ bool is_valid_public_key(std::span<const std::uint8_t, 32> pub) noexcept;
 /// SecretKey::sign(signing_context(context).bytes(message), public): randomised (witness from
 /// the nonce and 32 bytes of libsodium randomness). `pub` must be to_public(secret); it is taken as
 /// an argument so that signing costs one base-point multiplication.
-signature sign(const secret_key& secret, const public_key& pub, std::span<const std::uint8_t> message,
+signature sign(const secret_key& secret, const public_key& pub,
+               std::span<const std::uint8_t> message,
                std::string_view context = substrate_context) noexcept;
 
 /// PublicKey::verify_simple(context, message, signature). Returns {} when valid, otherwise:

@@ -37,11 +37,10 @@ using stream_emit = std::function<void(std::string_view item)>;
 
 /// A synapse type whose responses are streamed (see the top of this file).
 template <class T>
-concept streaming_synapse =
-    std::derived_from<T, synapse> &&
+concept streaming_synapse = std::derived_from<T, synapse> &&
     requires(T& s, std::string_view bytes, const stream_emit& emit) {
-      { s.process_stream_bytes(bytes, emit) } -> std::same_as<void>;
-      { s.finish_stream(emit) } -> std::same_as<void>;
-    };
+  { s.process_stream_bytes(bytes, emit) } -> std::same_as<void>;
+  { s.finish_stream(emit) } -> std::same_as<void>;
+};
 
 }  // namespace bt

@@ -37,12 +37,12 @@ struct synapse_schema;
 /// The base synapse. Its own route is "/Synapse" (the ping every axon serves).
 /// `name` is not stored: it is the descriptor's name, as Python overwrites it with the class name.
 struct synapse {
-  std::optional<double> timeout = 12.0;      ///< seconds; set by the dendrite per call
+  std::optional<double> timeout = 12.0;  ///< seconds; set by the dendrite per call
   std::optional<std::int64_t> total_size = 0;
   std::optional<std::int64_t> header_size = 0;
-  terminal_info dendrite;                    ///< the caller (validator)
-  terminal_info axon;                        ///< the server (miner)
-  std::string computed_body_hash;            ///< carried in the header; "" in bodies
+  terminal_info dendrite;          ///< the caller (validator)
+  terminal_info axon;              ///< the server (miner)
+  std::string computed_body_hash;  ///< carried in the header; "" in bodies
 
   /// Status helpers, reading dendrite.status_code as Python's properties do.
   bool is_success() const noexcept { return dendrite.status_code == 200; }
@@ -64,9 +64,9 @@ inline constexpr field_kind required = field_kind::required;
 /// What a type declares about itself; see the example at the top of this file.
 template <class T>
 struct synapse_schema {
-  std::string_view name;                     ///< class name == HTTP route
-  std::vector<field_descriptor> fields;      ///< subclass fields, declaration order
-  std::vector<std::string_view> hash_fields; ///< required_hash_fields, hashing order
+  std::string_view name;                      ///< class name == HTTP route
+  std::vector<field_descriptor> fields;       ///< subclass fields, declaration order
+  std::vector<std::string_view> hash_fields;  ///< required_hash_fields, hashing order
 };
 
 }  // namespace bt

@@ -111,7 +111,7 @@ const synapse_descriptor& descriptor_of() {
 
 /// The descriptor of an object: its static type's for typed synapses; dynamic_synapse overloads it.
 template <class T>
-  requires std::is_base_of_v<synapse, T>
+requires std::is_base_of_v<synapse, T>
 const synapse_descriptor& descriptor_for(const T&) {
   return descriptor_of<T>();
 }

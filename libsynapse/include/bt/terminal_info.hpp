@@ -8,16 +8,16 @@
 namespace bt {
 
 struct terminal_info {
-  std::optional<std::int64_t> status_code;   ///< HTTP-like status as seen by this terminal
-  std::optional<std::string> status_message; ///< human-readable status
-  std::optional<double> process_time;        ///< seconds spent by this terminal
+  std::optional<std::int64_t> status_code;    ///< HTTP-like status as seen by this terminal
+  std::optional<std::string> status_message;  ///< human-readable status
+  std::optional<double> process_time;         ///< seconds spent by this terminal
   std::optional<std::string> ip;
   std::optional<std::int64_t> port;
-  std::optional<std::int64_t> version;       ///< version_as_int of the terminal's SDK
-  std::optional<std::int64_t> nonce;         ///< wall-clock nanoseconds (fits int64 until 2262)
-  std::optional<std::string> uuid;           ///< terminal instance id (uuid1 text)
-  std::optional<std::string> hotkey;         ///< SS58 address
-  std::optional<std::string> signature;      ///< "0x" + 128 hex digits
+  std::optional<std::int64_t> version;   ///< version_as_int of the terminal's SDK
+  std::optional<std::int64_t> nonce;     ///< wall-clock nanoseconds (fits int64 until 2262)
+  std::optional<std::string> uuid;       ///< terminal instance id (uuid1 text)
+  std::optional<std::string> hotkey;     ///< SS58 address
+  std::optional<std::string> signature;  ///< "0x" + 128 hex digits
 
   friend bool operator==(const terminal_info&, const terminal_info&) = default;
 };

@@ -59,7 +59,8 @@ class wallet {
 
   /// The hotkey keypair (config().hotkey). keyfile_not_found, keyfile_io, keyfile_invalid, or
   /// keyfile_wrong_password when the file is encrypted and `password` is absent or wrong.
-  std::optional<keypair> load_hotkey(error& err, std::optional<std::string_view> password = std::nullopt) const;
+  std::optional<keypair> load_hotkey(error& err,
+                                     std::optional<std::string_view> password = std::nullopt) const;
   /// Throwing form: std::system_error carrying the bt::errc.
   keypair load_hotkey() const;
 

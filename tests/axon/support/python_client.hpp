@@ -90,8 +90,8 @@ struct request_parts {
 /// for tests that need one caller endpoint (hotkey + uuid) per request or per scenario.
 inline std::string test_uuid(std::string_view label) {
   const std::string h = sha3_256_hex(label);
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-1" + h.substr(13, 3) + "-8" + h.substr(17, 3) + "-" +
-         h.substr(20, 12);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-1" + h.substr(13, 3) + "-8" + h.substr(17, 3) +
+         "-" + h.substr(20, 12);
 }
 
 struct python_request_options {

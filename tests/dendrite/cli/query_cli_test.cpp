@@ -55,7 +55,8 @@ struct miner {
   bt::keypair key = bt::keypair::from_uri("//Bob");
   bt::axon ax{key, bt::axon_options::loopback()};
   miner() {
-    ax.attach<bt::examples::dummy>([](bt::examples::dummy& d) { d.dummy_output = d.dummy_input * 2; });
+    ax.attach<bt::examples::dummy>(
+        [](bt::examples::dummy& d) { d.dummy_output = d.dummy_input * 2; });
     ax.start();
   }
   ~miner() { ax.stop(); }
@@ -68,7 +69,8 @@ struct miner {
 
 TEST_CASE("bt-dendrite query: Dummy against our axon", "[dendrite][cli]") {
   miner m;
-  auto r = run("query --axon " + m.target() + " --synapse Dummy --fields '{\"dummy_input\": 4}' --uri //Alice --timeout 5");
+  auto r = run("query --axon " + m.target() +
+               " --synapse Dummy --fields '{\"dummy_input\": 4}' --uri //Alice --timeout 5");
   CHECK(r.status == 0);
   auto v = lines(r.out);
   REQUIRE(v.size() == 1);
@@ -86,7 +88,8 @@ TEST_CASE("bt-dendrite query: several targets in order, file and flags, exit 1 o
   // can reach a single axon out of order over two connections, which it rightly refuses (401,
   // PROTOCOL 5.5); listing the same axon twice made this test flaky under load.
   miner m, m2;
-  const auto dir = std::filesystem::temp_directory_path() / ("bt-query-test-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("bt-query-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   bt::axon_info good = m2.ax.info();
   good.ip = "127.0.0.1";
@@ -114,7 +117,8 @@ TEST_CASE("bt-dendrite query: several targets in order, file and flags, exit 1 o
 
 TEST_CASE("bt-dendrite query: a dynamic synapse and a wallet signer", "[dendrite][cli]") {
   miner m;
-  const auto dir = std::filesystem::temp_directory_path() / ("bt-query-wallet-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("bt-query-wallet-" + std::to_string(getpid()));
   bt::wallet w({.path = dir.string(), .name = "val", .hotkey = "hk"});
   bt::error err;
   REQUIRE(w.write_hotkey(bt::keypair::from_uri("//Alice"), true, err));
@@ -132,10 +136,11 @@ TEST_CASE("bt-dendrite query: a dynamic synapse and a wallet signer", "[dendrite
 }
 
 TEST_CASE("bt-dendrite query: bad usage exits 2", "[dendrite][cli]") {
-  CHECK(run("query --uri //Alice").status == 2);                                   // no target
-  CHECK(run("query --axon nonsense --uri //Alice").status == 2);                  // bad target
+  CHECK(run("query --uri //Alice").status == 2);                  // no target
+  CHECK(run("query --axon nonsense --uri //Alice").status == 2);  // bad target
   CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --fields '[1]'").status == 2);
-  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --synapse Dummy --fields '{\"nope\": 1}'").status == 2);
+  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --synapse Dummy --fields '{\"nope\": 1}'")
+            .status == 2);
   CHECK(run("query --axon 127.0.0.1:1:5F --uri not-a-uri-//").status == 2);
   CHECK(run("query --axons /nonexistent/axons.json --uri //Alice").status == 2);
   CHECK(run("query --no-such-flag").status == 2);

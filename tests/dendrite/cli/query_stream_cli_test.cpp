@@ -37,8 +37,15 @@ class axon_process {
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_addclose(&fa, out[0]);
     std::string exe = BT_AXON_EXE;
-    std::vector<std::string> args{exe, "--uri", "//Bob", "--axon.ip", "127.0.0.1", "--axon.port", "0",
-                                  "--stream.delay_ms", std::to_string(delay_ms)};
+    std::vector<std::string> args{exe,
+                                  "--uri",
+                                  "//Bob",
+                                  "--axon.ip",
+                                  "127.0.0.1",
+                                  "--axon.port",
+                                  "0",
+                                  "--stream.delay_ms",
+                                  std::to_string(delay_ms)};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -74,7 +81,8 @@ class axon_process {
   axon_process& operator=(const axon_process&) = delete;
 
   std::string target() const {
-    return "127.0.0.1:" + std::to_string(port_) + ":" + bt::keypair::from_uri("//Bob").ss58_address();
+    return "127.0.0.1:" + std::to_string(port_) + ":" +
+           bt::keypair::from_uri("//Bob").ss58_address();
   }
 
  private:
@@ -126,7 +134,8 @@ TEST_CASE("bt-dendrite query --stream against bt-axon's WordStream", "[dendrite]
 
   SECTION("typed: one item per line, then the final synapse") {
     auto r = run("query --stream --axon " + ax.target() +
-                 " --synapse WordStream --fields '{\"text\": \"hello streaming  world\"}' --uri //Alice --timeout 5");
+                 " --synapse WordStream --fields '{\"text\": \"hello streaming  world\"}' --uri "
+                 "//Alice --timeout 5");
     CHECK(r.status == 0);
     REQUIRE(r.lines.size() == 4);
     CHECK(r.lines[0] == "hello");
@@ -150,15 +159,18 @@ TEST_CASE("bt-dendrite query --stream against bt-axon's WordStream", "[dendrite]
     CHECK(j.at("dendrite").at("status_code") == 200);
   }
   SECTION("--stream with a non-streaming known type is bad usage") {
-    auto r = run("query --stream --axon " + ax.target() + " --synapse Dummy --uri //Alice 2>/dev/null");
+    auto r =
+        run("query --stream --axon " + ax.target() + " --synapse Dummy --uri //Alice 2>/dev/null");
     CHECK(r.status == 2);
   }
 }
 
-TEST_CASE("bt-dendrite query --stream: a slow stream is cut at the deadline", "[dendrite][cli][stream]") {
+TEST_CASE("bt-dendrite query --stream: a slow stream is cut at the deadline",
+          "[dendrite][cli][stream]") {
   axon_process ax(300);
   auto r = run("query --stream --axon " + ax.target() +
-               " --synapse WordStream --fields '{\"text\": \"a b c d e f g h i j\"}' --uri //Alice --timeout 1");
+               " --synapse WordStream --fields '{\"text\": \"a b c d e f g h i j\"}' --uri //Alice "
+               "--timeout 1");
   CHECK(r.status == 1);
   REQUIRE(r.lines.size() >= 2);  // at least one word, then the final line
   CHECK(r.lines[0] == "a");
@@ -169,13 +181,15 @@ TEST_CASE("bt-dendrite query --stream: a slow stream is cut at the deadline", "[
   CHECK(j.at("words").size() == r.lines.size() - 1);
 }
 
-TEST_CASE("bt-dendrite query --stream prints each item as it arrives (flushed)", "[dendrite][cli][stream]") {
+TEST_CASE("bt-dendrite query --stream prints each item as it arrives (flushed)",
+          "[dendrite][cli][stream]") {
   // The axon waits 1 s before each of three words. Printed and flushed per item, the first read
   // of the pipe returns the first word alone, a second before the next one exists; output
   // buffered until exit would arrive as one block with the final JSON line.
   axon_process ax(1000);
-  const std::string cmd = std::string(BT_DENDRITE_EXE) + " query --stream --axon " + ax.target() +
-                          " --synapse WordStream --fields '{\"text\": \"one two three\"}' --uri //Alice --timeout 10";
+  const std::string cmd =
+      std::string(BT_DENDRITE_EXE) + " query --stream --axon " + ax.target() +
+      " --synapse WordStream --fields '{\"text\": \"one two three\"}' --uri //Alice --timeout 10";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   const int fd = fileno(p);

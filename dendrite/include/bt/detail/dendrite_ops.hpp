@@ -40,7 +40,7 @@ template <class T>
 owned_synapse make_blank_of(const synapse& like) {
   if constexpr (std::is_base_of_v<dynamic_synapse, T>) {
     return owned_synapse(new T(static_cast<const T&>(like).type),
-                       [](synapse* p) { delete static_cast<T*>(p); });
+                         [](synapse* p) { delete static_cast<T*>(p); });
   } else {
     (void)like;
     return owned_synapse(new T(), [](synapse* p) { delete static_cast<T*>(p); });
@@ -75,16 +75,16 @@ struct result_handler {
 /// What this dendrite puts into every request.
 struct request_identity {
   const keypair* key = nullptr;  ///< null: no signature (dendrite_options::insecure_skip_signing)
-  std::string_view hotkey;  ///< key->ss58_address()
-  std::string_view uuid;    ///< per-instance uuid1 text
-  std::int64_t version = 0; ///< version_as_int announced
+  std::string_view hotkey;       ///< key->ss58_address()
+  std::string_view uuid;         ///< per-instance uuid1 text
+  std::int64_t version = 0;      ///< version_as_int announced
 };
 
 /// Sets the fields PROTOCOL 4.2 sets before anything is sent and that do not depend on the
 /// connection: timeout, a fresh axon block {ip, port, hotkey} and a fresh dendrite block
 /// {ip (when known), version, uuid, hotkey}. Failures before sending report against these.
-void preset_request(synapse& s, const axon_info& target, double timeout,
-                    const request_identity& id, std::string_view dendrite_ip);
+void preset_request(synapse& s, const axon_info& target, double timeout, const request_identity& id,
+                    std::string_view dendrite_ip);
 
 /// Completes and encodes one request (PROTOCOL 4.2-4.5): dendrite.ip (when not empty),
 /// dendrite.nonce, the signature over "{nonce}.{dendrite_hotkey}.{axon_hotkey}.{uuid}.{body_hash}",

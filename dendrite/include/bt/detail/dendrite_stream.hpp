@@ -63,7 +63,9 @@ stream_sink make_stream_sink(OnItem on_item) {
     s.feed = [](synapse& syn, std::string_view bytes, const stream_emit& emit) {
       static_cast<T&>(syn).process_stream_bytes(bytes, emit);
     };
-    s.finish = [](synapse& syn, const stream_emit& emit) { static_cast<T&>(syn).finish_stream(emit); };
+    s.finish = [](synapse& syn, const stream_emit& emit) {
+      static_cast<T&>(syn).finish_stream(emit);
+    };
   } else {
     static_assert(std::is_base_of_v<dynamic_synapse, T>,
                   "call_stream needs a bt::streaming_synapse type or bt::dynamic_synapse");

@@ -42,25 +42,25 @@
 
 /// Like NLOHMANN_DEFINE_TYPE_INTRUSIVE, but the generated to_json/from_json accept every
 /// nlohmann basic_json, including bt::json, so nested objects keep their declaration order.
-#define BT_DEFINE_TYPE_INTRUSIVE(Type, ...)                                               \
-  template <class BasicJsonType>                                                          \
-  friend void to_json(BasicJsonType& nlohmann_json_j, const Type& nlohmann_json_t) {      \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))              \
-  }                                                                                       \
-  template <class BasicJsonType>                                                          \
-  friend void from_json(const BasicJsonType& nlohmann_json_j, Type& nlohmann_json_t) {    \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM, __VA_ARGS__))            \
+#define BT_DEFINE_TYPE_INTRUSIVE(Type, ...)                                            \
+  template <class BasicJsonType>                                                       \
+  friend void to_json(BasicJsonType& nlohmann_json_j, const Type& nlohmann_json_t) {   \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))           \
+  }                                                                                    \
+  template <class BasicJsonType>                                                       \
+  friend void from_json(const BasicJsonType& nlohmann_json_j, Type& nlohmann_json_t) { \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM, __VA_ARGS__))         \
   }
 
 namespace bt::detail {
 
 /// The bt_header_input_obj_ placeholders of PROTOCOL 2.3: base64 of json.dumps(type(v)()).
-inline constexpr std::string_view placeholder_int = "MA==";      // 0
-inline constexpr std::string_view placeholder_float = "MC4w";    // 0.0
+inline constexpr std::string_view placeholder_int = "MA==";       // 0
+inline constexpr std::string_view placeholder_float = "MC4w";     // 0.0
 inline constexpr std::string_view placeholder_bool = "ZmFsc2U=";  // false
-inline constexpr std::string_view placeholder_str = "IiI=";      // ""
-inline constexpr std::string_view placeholder_list = "W10=";     // []
-inline constexpr std::string_view placeholder_dict = "e30=";     // {}
+inline constexpr std::string_view placeholder_str = "IiI=";       // ""
+inline constexpr std::string_view placeholder_list = "W10=";      // []
+inline constexpr std::string_view placeholder_dict = "e30=";      // {}
 
 /// Placeholder for the runtime type of a JSON value (null has none; it is never asked).
 std::string_view placeholder_for(const json& value) noexcept;
@@ -372,9 +372,10 @@ const field_ops& member_field_ops() {
       },
       .python_str = [](const synapse& s, const field_descriptor&,
                        std::string& out) { vt::str(static_cast<const C&>(s).*Member, out); },
-      .assign = [](const synapse& from, synapse& to, const field_descriptor&) {
-        static_cast<C&>(to).*Member = static_cast<const C&>(from).*Member;
-      },
+      .assign =
+          [](const synapse& from, synapse& to, const field_descriptor&) {
+            static_cast<C&>(to).*Member = static_cast<const C&>(from).*Member;
+          },
   };
   return ops;
 }
