@@ -1,4 +1,4 @@
-# bt::axon: the asynchronous Beast HTTP/1.1 server a miner runs (issue 4), and the bt-axon
+# bt::axon: the asynchronous Beast HTTP/1.1 server a miner runs, and the bt-axon
 # reference miner. Included by axon/CMakeLists.txt.
 
 file(GLOB BT_AXON_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)

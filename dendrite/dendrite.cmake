@@ -1,4 +1,4 @@
-# bt::dendrite: the async Beast client a validator uses (issue 5). Included by CMakeLists.txt.
+# bt::dendrite: the async Beast client a validator uses. Included by CMakeLists.txt.
 # Asio and Beast come compiled from bt::net (BOOST_ASIO/BEAST_SEPARATE_COMPILATION).
 file(GLOB BT_DENDRITE_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
 add_library(bt_dendrite ${BT_DENDRITE_SOURCES})

@@ -1,4 +1,4 @@
-// bt-ping: the ping benchmark (issue 6). The original Bittensor measurement, in C++:
+// bt-ping: the ping benchmark. The original Bittensor measurement, in C++:
 //
 //   for each query i: response = dendrite.call(target_axon=axon.info(), synapse=Synapse(),
 //   timeout=5)

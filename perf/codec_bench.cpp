@@ -1,4 +1,4 @@
-// Codec microbenchmarks (issue 2 item 10): to_headers / from_headers for the base synapse and a
+// Codec microbenchmarks: to_headers / from_headers for the base synapse and a
 // 20-field synapse, body hash, JSON body write/read, and what building a descriptor costs
 // against a cached encode (the per-class schema cache Python lost, PROTOCOL 2.9).
 //
@@ -6,7 +6,7 @@
 //   valgrind --tool=callgrind build/perf/bt-bench --benchmark_filter='codec_ir/'   (see
 //   docs/performance.md)
 //
-// Goals (issue 2): base to_headers <= 1 us, base from_headers <= 2 us, 20-field each <= 5 us.
+// Goals: base to_headers <= 1 us, base from_headers <= 2 us, 20-field each <= 5 us.
 #include <bt/body_hash.hpp>
 #include <bt/dynamic_synapse.hpp>
 #include <bt/header_codec.hpp>

@@ -1,4 +1,4 @@
-// Crypto microbenchmarks (issue 3 item 10): sr25519 and ed25519 sign/verify, SS58, and the
+// Crypto microbenchmarks: sr25519 and ed25519 sign/verify, SS58, and the
 // libsodium ristretto255 operations they are built on, measured in the same binary and run.
 // The goal: sr25519 sign <= 1.3 x scalarmult_base; verify <= 1.2 x (scalarmult_base +
 // scalarmult + add). BM_sr25519_ratios measures both ratios directly, interleaving the
@@ -18,7 +18,7 @@
 
 namespace {
 
-// A dendrite request message as signed on the wire (PROTOCOL.md 4.4): 179 bytes.
+// A dendrite request message as signed on the wire (PROTOCOL 4.4): 179 bytes.
 const std::string request_message =
     "1718000000123456789.5FU4xpteoFtGcBQLKGvJYFU8MGVVb6KZo2Ag1UR3wksNnZdJ."
     "5CqhD93kwhxVJ7Utq34eM8aDdTNaxP2h6DpEPeyFuL8qFJaS.5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."

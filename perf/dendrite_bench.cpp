@@ -1,4 +1,4 @@
-// Dendrite benchmarks (issue 5 item 10; figures in docs/performance.md, "Dendrite"):
+// Dendrite benchmarks (figures in docs/performance.md, "Dendrite"):
 //
 //  * BM_dendrite_sign_reference      one sr25519 signature of a request-sized message: the unit
 //                                    the client overhead goal is stated in;

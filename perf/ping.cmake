@@ -1,4 +1,4 @@
-# bt-ping: the ping benchmark of issue 6 (the original 10,000-query measurement, its floor and
+# bt-ping: the ping benchmark (the original 10,000-query measurement, its floor and
 # the throughput, CPU and memory modes). Included by perf/CMakeLists.txt.
 
 # The parts that need neither axon nor dendrite: statistics, the SVG histogram, the bare Beast

@@ -1,4 +1,4 @@
-# bt-soak: the load and soak driver of issue 8 item 5 (scripts/soak [seconds] builds and runs it).
+# bt-soak: the load and soak driver (scripts/soak [seconds] builds and runs it).
 # Included by perf/CMakeLists.txt after ping.cmake (it uses bt_perf_support's process helpers).
 if(TARGET bt::axon AND TARGET bt::dendrite AND TARGET bt_perf_support)
   add_executable(bt-soak ${CMAKE_CURRENT_SOURCE_DIR}/soak.cpp)

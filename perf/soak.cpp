@@ -1,4 +1,4 @@
-// bt-soak: load and soak test (issue 8 item 5). Starts `bt-axon --test-routes` on loopback as a
+// bt-soak: load and soak test. Starts `bt-axon --test-routes` on loopback as a
 // separate process and drives it with N concurrent dendrites (one validator each: own uuid, one
 // call in flight, no pause between calls) for a bounded time, sampling the axon's resident memory
 // and open descriptors every second. Prints, per window (default 5 s): calls served, p50/p99

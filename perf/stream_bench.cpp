@@ -1,4 +1,4 @@
-// Streaming benchmarks (issue 7 item 5; figures in docs/performance.md, "Streaming"): our
+// Streaming benchmarks (figures in docs/performance.md, "Streaming"): our
 // dendrite's call_stream against our axon's streaming WordStream route, in-process on loopback,
 // sr25519 signing and verification on, one warm keep-alive connection.
 //

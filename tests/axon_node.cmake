@@ -1,4 +1,4 @@
-# The axon's cross-implementation test (issue 4 item 11): tests/node/python_dendrite_peer.mjs
+# The axon's cross-implementation test: tests/node/python_dendrite_peer.mjs
 # starts bt-axon, sends requests built exactly as a Python dendrite builds them (PROTOCOL 4,
 # sr25519 by @polkadot/util-crypto) and judges the answers as a Python dendrite would (6.2-6.7),
 # then stops it with SIGTERM and requires exit status 0. Needs node and tests/node/node_modules

@@ -1,4 +1,4 @@
-# The axon's streaming test against an independent client (issue 7 item 4):
+# The axon's streaming test against an independent client:
 # tests/node/stream_client_peer.mjs starts bt-axon with --stream.delay_ms, reads WordStream
 # answers the way a Python dendrite's call_stream does with aiohttp (bt headers from the head,
 # the body as it arrives), and checks concurrency, the deadline cut, errors before streaming and

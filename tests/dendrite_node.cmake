@@ -1,4 +1,4 @@
-# Our dendrite against an independent Python-shaped axon in Node.js (issue 5 item 9):
+# Our dendrite against an independent Python-shaped axon in Node.js:
 # tests/node/python_axon_peer.mjs verifies our sr25519 signatures with @polkadot/util-crypto and
 # checks our requests against PROTOCOL 2-4. Needs node and tests/node/node_modules (scripts/setup
 # runs npm ci); when either is missing the test fails, it is never skipped.

@@ -1,5 +1,5 @@
-# `bt-dendrite query --stream` end to end against a real bt-axon process and its WordStream route
-# (issue 7 item 3): typed and dynamic synapses, a stream cut at the deadline.
+# `bt-dendrite query --stream` end to end against a real bt-axon process and its WordStream route:
+# typed and dynamic synapses, a stream cut at the deadline.
 if(TARGET bt-dendrite AND TARGET bt-axon)
   add_executable(dendrite_query_stream_cli_test ${CMAKE_CURRENT_SOURCE_DIR}/dendrite/cli/query_stream_cli_test.cpp)
   target_link_libraries(dendrite_query_stream_cli_test PRIVATE bt_test_main bt::synapse)

@@ -1,5 +1,5 @@
-# dendrite::call_stream against an independent Python-shaped streaming axon in Node.js (issue 7
-# item 4): tests/node/python_stream_axon_peer.mjs streams chunked text/event-stream answers with
+# dendrite::call_stream against an independent Python-shaped streaming axon in Node.js:
+# tests/node/python_stream_axon_peer.mjs streams chunked text/event-stream answers with
 # the bt headers in the head, as BTStreamingResponse does. Needs node and tests/node/node_modules
 # (scripts/setup); when either is missing the test fails, it is never skipped.
 if(TARGET bt::dendrite)

@@ -1,4 +1,4 @@
-# `bt-dendrite encode` against every case of tests/vectors/headers.json (issue 2 item 8): a
+# `bt-dendrite encode` against every case of tests/vectors/headers.json: a
 # Catch2 program that runs the built tool on each case and compares its output.
 if(TARGET bt-dendrite)
   add_executable(encode_cli_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/encode_cli_test.cpp)

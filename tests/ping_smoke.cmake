@@ -1,4 +1,4 @@
-# bt-ping smoke tests (issue 6): the in-process ping and the cross-process ping against a spawned
+# bt-ping smoke tests: the in-process ping and the cross-process ping against a spawned
 # bt-axon both run and print the seed-format summary. Exit status and output lines only; no
 # timings are asserted. (tests/ is configured before perf/, so test the conditions bt-ping is
 # built under rather than the target itself.)

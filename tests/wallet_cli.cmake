@@ -1,4 +1,4 @@
-# bt-wallet end to end (issue 3 item 8): tests/tools/wallet_cli_test.sh runs the built binary in
+# bt-wallet end to end: tests/tools/wallet_cli_test.sh runs the built binary in
 # a temporary directory. "keys" is quick; "wallet" runs Argon2i (512 MiB) three times.
 if(TARGET bt-wallet)
   find_program(BT_BASH bash REQUIRED)

@@ -155,7 +155,7 @@ void raise_fd_limit(std::size_t connections, spdlog::logger& log) {
   }
 }
 
-/// The streaming example (issue 7): each word of `text` as one chunk, "word\n", after waiting
+/// The streaming example: each word of `text` as one chunk, "word\n", after waiting
 /// `delay` before each. A coroutine on the I/O thread: a timer waits, no thread is held per stream.
 /// Memory: the text it was given plus one chunk. The next word is found as the stream goes
 /// (word_stream::next_word), never an index of every word first: for a body of one-letter words

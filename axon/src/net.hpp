@@ -1,5 +1,5 @@
 // Asio/Beast types shared by the axon's internals. Every connection runs on its own strand
-// (STYLE 3); the coroutine type and completion token are spelled once here.
+// (one place to change them); the coroutine type and completion token are spelled once here.
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>
@@ -26,7 +26,7 @@ template <class T = void>
 using task = net::awaitable<T, strand_t>;
 
 /// Completion token for expected outcomes: `auto [ec, n] = co_await op(..., use_task);`
-/// (STYLE 6: EOF, timeouts and cancellation are results, not exceptions).
+/// (EOF, timeouts and cancellation are expected outcomes: results, not exceptions).
 inline const auto use_task = net::as_tuple(net::use_awaitable_t<strand_t>{});
 
 }  // namespace bt::detail

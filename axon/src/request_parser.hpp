@@ -1,8 +1,8 @@
 // The axon's HTTP request parser: Beast's basic_parser with the synapse header codec plugged
 // into on_field_impl, so that every header is looked at once, in place, with no per-field
 // allocation (a request_parser<string_body> would copy ~20 fields into a Beast fields container
-// first). One is constructed per request (STYLE 4) with the header limit; the body limit is set
-// by the pipeline once the request has been admitted.
+// first). One is constructed per request (a parser is not reusable) with the header limit; the
+// body limit is set by the pipeline once the request has been admitted.
 #pragma once
 
 #include <bt/header_codec.hpp>

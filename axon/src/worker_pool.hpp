@@ -1,5 +1,5 @@
 // The bounded priority queue and the worker pool that runs plain forward functions off the I/O
-// threads (STYLE 11; PROTOCOL D15: Python's priority orders nothing and its queue is unbounded).
+// threads (PROTOCOL D15: Python's priority orders nothing and its queue is unbounded).
 #pragma once
 
 #include <chrono>

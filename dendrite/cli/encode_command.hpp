@@ -1,5 +1,5 @@
 // `bt-dendrite encode`: what a dendrite would send for one synapse, without signing or sending
-// (issue 2 item 8; the interop and conformance entry point).
+// (the interop and conformance entry point).
 //
 //   echo '{"name": "Dummy", "fields": {"dummy_input": 1, "dummy_output": null},
 //          "required": ["dummy_input"]}' | bt-dendrite encode

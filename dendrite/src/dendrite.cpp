@@ -810,7 +810,7 @@ struct dendrite_runner {
 };
 
 steady::time_point dendrite_deadline_after(double timeout) {
-  // Non-finite or absurd timeouts are clamped: a deadline must exist (STYLE 4).
+  // Non-finite or absurd timeouts are clamped: every call must have a deadline.
   double t = timeout;
   if (!(t >= 0)) t = 0;  // NaN, negative
   if (t > 86400.0 * 365) t = 86400.0 * 365;

@@ -1,4 +1,4 @@
-// The per-type descriptor (PROTOCOL 2.9, STYLE rule 10): built once per synapse type, then only
+// The per-type descriptor (PROTOCOL 2.9, D10): built once per synapse type, then only
 // read by the codec. Everything derivable from the declaration is precomputed here: the route,
 // lower-case bt_header_input_obj_ names, hash-field indices and, for types without hash fields,
 // the constant body hash SHA3-256("").

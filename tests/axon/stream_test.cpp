@@ -1,4 +1,4 @@
-// Streaming synapses on the axon (issue 7, PROTOCOL 7): the head and framing a Python dendrite
+// Streaming synapses on the axon (PROTOCOL 7): the head and framing a Python dendrite
 // expects, both handler forms, errors before and after the head, the deadline, a client that
 // stops reading (backpressure), many concurrent streams and shutdown. Real loopback sockets;
 // requests are built as a Python dendrite builds them (support/python_client.hpp).

@@ -1,4 +1,4 @@
-// Our axon's streaming forward (bt::stream_writer) to our dendrite's call_stream (issue 7 item 4):
+// Our axon's streaming forward (bt::stream_writer) to our dendrite's call_stream:
 // WordStream through both handler forms, the final synapse, keep-alive after a complete stream,
 // non-200 answers, a slow stream cut at the client's deadline, many concurrent streams, and a
 // hostile axon handler streaming without end against the client's limit.

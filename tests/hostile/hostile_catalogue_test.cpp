@@ -1,4 +1,4 @@
-// The hostile-input catalogue (issue 8 item 3): a real `bt-axon` process on loopback, started with
+// The hostile-input catalogue: a real `bt-axon` process on loopback, started with
 // small limits and --test-routes, receives malformed, oversized, slow, forged, replayed and
 // abusive requests. Each case asserts the exact status (and message where docs/axon.md fixes one),
 // then one honest signed request from bt::dendrite must get 200: the axon still serves. At the end

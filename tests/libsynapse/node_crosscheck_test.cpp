@@ -1,4 +1,4 @@
-// Live cross-check of our sr25519 against an independent implementation (issue 3 item 9):
+// Live cross-check of our sr25519 against an independent implementation:
 // tests/node/sr25519_peer.mjs runs polkadot-js @polkadot/util-crypto (pure JS, @scure/sr25519)
 // and @polkadot/wasm-crypto (Rust schnorrkel 0.11 in WASM). It verifies signatures made by our
 // code on random messages and makes signatures that our code verifies. One node process, bounded

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the real bt-wallet binary (issue 3 item 8). Usage: wallet_cli_test.sh <bt-wallet> keys|wallet
+# Runs the real bt-wallet binary. Usage: wallet_cli_test.sh <bt-wallet> keys|wallet
 #   keys:   inspect, sign/verify, ss58 encode/decode, and the exit codes of invalid input (fast)
 #   wallet: a wallet written by bt-wallet reads back (show, show --decrypt, list, regen), file
 #           modes, wrong password, no clobbering (three Argon2i runs of about a second each)
@@ -88,7 +88,7 @@ keys() {
   run 0 verify --crypto ed25519 --address "$bob_ed" --message m --signature "$sig"
   run 1 verify --address "$bob_ed" --message m --signature "$sig"  # checked as sr25519
 
-  # The reference signature of PROTOCOL.md 9.11 (made by polkadot-js).
+  # The reference signature of PROTOCOL 9.11 (made by polkadot-js).
   local msg="1700000000123456789.5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY.5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty.5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a.ed4bc853dce1a3f7afd74fd20a81219cd36d60f8b241fc33dcbe5ebc9381e2f9"
   local ref="0xecd00f9b3f73ef5af5a7f8cba9aabc3c356653e3b9a0eb292dbf85739382992681ba054df51995c9f9b8f4e4638632ef99fc58d17030b14f766f87f5d0d42e89"
   run 0 verify --address "$ALICE" --message "$msg" --signature "$ref"

@@ -16,7 +16,7 @@ namespace bt {
 
 struct synapse;
 
-/// Failure kinds, few on purpose (STYLE 7); each says whether trying again can help.
+/// Failure kinds, few on purpose (a caller can handle each); each says whether a retry can help.
 enum class dendrite_errc {
   /// TCP connect failed (refused, unreachable, no route, out of descriptors).
   /// 503 "Service unavailable at {ip}:{port}/{Name}". The miner is down; retry next step.

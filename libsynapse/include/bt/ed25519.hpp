@@ -1,5 +1,5 @@
 // ed25519 (RFC 8032, pure Ed25519) through libsodium, with the shape of sr25519.hpp. Substrate
-// calls the 32-byte RFC 8032 private key the seed. Not usable for Bittensor hotkeys (PROTOCOL.md
+// calls the 32-byte RFC 8032 private key the seed. Not usable for Bittensor hotkeys (PROTOCOL
 // 9.3); provided for coldkey tooling and completeness.
 //
 // All functions expect libsodium to be initialised (bt::init_crypto()). None throws.

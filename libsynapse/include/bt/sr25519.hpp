@@ -1,7 +1,7 @@
 // sr25519: Schnorr signatures on Ristretto255 exactly as schnorrkel 0.11 makes them (the key type
 // of every Bittensor hotkey), built on libsodium's crypto_core_ristretto255_* and
 // crypto_scalarmult_ristretto255* and the Merlin transcripts of detail/merlin.hpp.
-// PROTOCOL.md section 9.2 (signing), 9.4 (key expansion), 9.5 (secret key forms), 9.6 (HDKD).
+// docs/protocol.md section 9.2 (signing), 9.4 (key expansion), 9.5 (secret key forms), 9.6 (HDKD).
 //
 // All functions expect libsodium to be initialised (bt::init_crypto(), keypair.hpp). None throws.
 // Thread safety: every function is reentrant; signing draws randomness from libsodium.

@@ -1,4 +1,4 @@
-// SS58 addresses (PROTOCOL.md 9.1): base58(prefix || public key || checksum), checksum =
+// SS58 addresses (PROTOCOL 9.1): base58(prefix || public key || checksum), checksum =
 // BLAKE2b-512("SS58PRE" || prefix || public key)[0..2]; formats 0..63 take one prefix byte,
 // 64..16383 two. Bittensor uses format 42 (addresses starting with '5').
 //
@@ -35,7 +35,7 @@ std::string encode(std::span<const std::uint8_t, 32> public_key, int format = de
 /// ss58_bad_character (outside the base58 alphabet), ss58_bad_length (fewer than 2 bytes),
 /// ss58_bad_prefix (first byte >= 128), ss58_bad_length (not prefix + 32 + 2 bytes),
 /// ss58_reserved_prefix (46, 47), ss58_bad_checksum. Any other format is accepted (unlike
-/// sp-core's registry check; see PROTOCOL.md defect D25); callers that require 42 compare
+/// sp-core's registry check; see docs/protocol.md, defect D25); callers that require 42 compare
 /// `format` themselves.
 std::optional<decoded> decode(std::string_view address, std::error_code& ec) noexcept;
 /// Throws std::system_error with the same codes.

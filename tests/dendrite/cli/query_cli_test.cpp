@@ -1,4 +1,4 @@
-// `bt-dendrite query` end to end (issue 5 item 7): against an in-process axon, with targets from
+// `bt-dendrite query` end to end: against an in-process axon, with targets from
 // flags and from a file, typed and dynamic synapses, --uri and wallet signers, and its exit
 // statuses. Registered by tests/dendrite_query.cmake.
 #include <bt/axon.hpp>

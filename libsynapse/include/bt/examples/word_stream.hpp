@@ -1,5 +1,5 @@
 // bt::examples::word_stream: the streaming example synapse served by bt-axon and queried by
-// `bt-dendrite query --stream` (issue 7). In Python it would be
+// `bt-dendrite query --stream`. In Python it would be
 //
 //   class WordStream(bt.StreamingSynapse):
 //       text: str                                  # required
