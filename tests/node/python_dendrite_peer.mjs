@@ -259,7 +259,7 @@ const exited = new Promise((resolve) => child.on('exit', (code, signal) => resol
 const killer = setTimeout(() => { console.error('python_dendrite_peer: overall timeout'); child.kill('SIGKILL'); process.exit(1); }, 90_000);
 
 try {
-  // AxonInfo line (issue item 10): exactly these keys, the real port.
+  // bt-axon's first stdout line, its AxonInfo: exactly these keys, the real port.
   const lines = createInterface({ input: child.stdout });
   const first = await Promise.race([
     new Promise((resolve) => lines.once('line', resolve)),
