@@ -9,11 +9,7 @@ namespace bt {
 namespace {
 
 std::string_view hex_of(const sha3_256_digest& d, char (&buf)[64]) noexcept {
-  constexpr char digits[] = "0123456789abcdef";
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    buf[2 * i] = digits[d[i] >> 4];
-    buf[2 * i + 1] = digits[d[i] & 0xF];
-  }
+  write_hex(d, buf);
   return {buf, sizeof buf};
 }
 

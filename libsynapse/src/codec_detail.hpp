@@ -2,6 +2,7 @@
 // Not installed; nothing here is part of the public interface.
 #pragma once
 
+#include <bt/detail/text.hpp>  // append_int, iequals, hex digits, number_buffer_size
 #include <bt/error.hpp>
 #include <bt/json.hpp>
 #include <bt/synapse.hpp>  // bt::detail::json_type_name, placeholders
@@ -95,46 +96,8 @@ inline bool is_valid_utf8(std::string_view s) noexcept {
   return true;
 }
 
-/// Buffer size sufficient for format_python_float and any 64-bit integer.
-inline constexpr std::size_t number_buffer_size = 32;
-
 /// Writes repr(double) into buf (number_buffer_size bytes); returns the length.
 std::size_t format_python_float(double value, char* buf) noexcept;
-
-template <class Int>
-inline std::string_view format_int(Int value, char* buf) noexcept {
-  auto r = std::to_chars(buf, buf + number_buffer_size, value);
-  return {buf, static_cast<std::size_t>(r.ptr - buf)};
-}
-
-template <class Int>
-inline void append_int(Int value, std::string& out) {
-  char buf[number_buffer_size];
-  out += format_int(value, buf);
-}
-
-inline char ascii_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
-}
-
-/// Case-insensitive (ASCII) equality; `lower` must already be lower case.
-inline bool iequals(std::string_view text, std::string_view lower) noexcept {
-  if (text.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (ascii_lower(text[i]) != lower[i]) return false;
-  return true;
-}
-
-inline bool istarts_with(std::string_view text, std::string_view lower_prefix) noexcept {
-  return text.size() >= lower_prefix.size() &&
-         iequals(text.substr(0, lower_prefix.size()), lower_prefix);
-}
-
-inline std::string to_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = ascii_lower(c);
-  return out;
-}
 
 /// The header-safe copy of a value (PROTOCOL 2.8): each control character (< U+0020, U+007F)
 /// becomes ' ' and each non-ASCII code point (or malformed byte) becomes '?'. Returns `text`
@@ -189,8 +152,8 @@ inline error make_error(errc code, std::string what, std::string detail) {
   return error{make_error_code(code), std::move(what), std::move(detail)};
 }
 
-/// Strict standard base64 (RFC 4648 section 4, padding required, no whitespace). Appends the
-/// decoded bytes to `out`; false on any deviation.
+/// Strict standard base64 (RFC 4648 section 4, padding required, no whitespace, unused bits
+/// zero). Appends the decoded bytes to `out`; false on any deviation (then `out` is unchanged).
 bool base64_decode(std::string_view text, std::string& out);
 
 /// Parses untrusted JSON text (see bt::parse_json). Defined in json_body.cpp.

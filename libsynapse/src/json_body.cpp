@@ -16,8 +16,6 @@
 namespace bt {
 namespace {
 
-constexpr char hex_digits[] = "0123456789abcdef";
-
 /// Bytes written verbatim inside strings: with ensure_ascii, printable ASCII except '"' and
 /// '\\' (DEL is escaped, as json.dumps does); in compact UTF-8 also DEL and every byte >= 0x80
 /// (copied as UTF-8 after validation by the slow path).
@@ -181,10 +179,10 @@ class writer {
   void u_escape(unsigned cp) {
     char buf[6] = {'\\',
                    'u',
-                   hex_digits[(cp >> 12) & 0xF],
-                   hex_digits[(cp >> 8) & 0xF],
-                   hex_digits[(cp >> 4) & 0xF],
-                   hex_digits[cp & 0xF]};
+                   detail::hex_digit(cp >> 12),
+                   detail::hex_digit(cp >> 8),
+                   detail::hex_digit(cp >> 4),
+                   detail::hex_digit(cp)};
     out_.append(buf, 6);
   }
 

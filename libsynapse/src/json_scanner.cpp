@@ -11,13 +11,6 @@
 namespace bt::detail {
 namespace {
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /// Reads 4 hex digits at p (p + 4 <= end checked by the caller).
 int hex4(const char* p) noexcept {
   int v = 0;

@@ -1,5 +1,6 @@
 #include <bt/keyfile.hpp>
 
+#include <bt/detail/text.hpp>
 #include <bt/hex.hpp>
 #include <bt/json.hpp>
 #include <bt/ss58.hpp>
@@ -38,10 +39,9 @@ void append_json_string(std::string& out, std::string_view s) {
       out += '\\';
       out += c;
     } else if (u < 0x20) {
-      static constexpr char digits[] = "0123456789abcdef";
       out += "\\u00";
-      out += digits[u >> 4];
-      out += digits[u & 0xf];
+      out += detail::hex_digit(u >> 4);
+      out += detail::hex_digit(u);
     } else {
       out += c;
     }

@@ -26,8 +26,6 @@ constexpr cp_range nonprintable_ranges[] = {
 #include "python_printable_table.inc"
 };
 
-constexpr char hex_digits[] = "0123456789abcdef";
-
 void append_hex_escape(char32_t cp, std::string& out) {
   int width;
   if (cp <= 0xFF) {
@@ -40,7 +38,8 @@ void append_hex_escape(char32_t cp, std::string& out) {
     out += "\\U";
     width = 8;
   }
-  for (int shift = 4 * (width - 1); shift >= 0; shift -= 4) out += hex_digits[(cp >> shift) & 0xF];
+  for (int shift = 4 * (width - 1); shift >= 0; shift -= 4)
+    out += detail::hex_digit(static_cast<unsigned>(cp >> shift));
 }
 
 void append_bytes_repr(const json::binary_t& bytes, std::string& out) {

@@ -24,6 +24,7 @@
 // body hash.
 #pragma once
 
+#include <bt/detail/text.hpp>
 #include <bt/json.hpp>
 #include <bt/python_str.hpp>
 #include <bt/synapse_descriptor.hpp>
@@ -115,11 +116,7 @@ struct value_traits<V> {
   }
   static bool is_null(const V&) noexcept { return false; }
   static std::string_view placeholder(const V&) noexcept { return placeholder_int; }
-  static void str(const V& v, std::string& out) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
-  }
+  static void str(const V& v, std::string& out) { bt::detail::append_int(v, out); }
   static void repr(const V& v, std::string& out) { str(v, out); }
 
  private:
