@@ -4,8 +4,10 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -22,18 +24,66 @@ namespace {
 [[noreturn]] void throw_errno(int err, const char* what) {
   throw std::system_error(err, std::generic_category(), what);
 }
+
+void close_fd(int& fd) noexcept {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+/// Reaps child `pid` if it exits within `limit` (true; also true when it is no child of ours to
+/// wait for). Waits on the exit itself through a pidfd (readable once the process exits) where
+/// the kernel has pidfd_open (Linux 5.3+); elsewhere it checks waitpid every 10 ms.
+bool wait_exit(pid_t pid, std::chrono::milliseconds limit, int& status) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int pidfd = -1;
+#ifdef SYS_pidfd_open
+  pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#endif
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) {
+      close_fd(pidfd);
+      return true;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      close_fd(pidfd);
+      return false;
+    }
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(left.count()));
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(10)));
+    }
+  }
+}
 }  // namespace
 
-child_process child_process::spawn(const std::vector<std::string>& argv, bool quiet_stderr) {
+child_process child_process::spawn(const std::vector<std::string>& argv, const options& o) {
   if (argv.empty()) throw std::invalid_argument("child_process::spawn: empty argv");
+  // O_CLOEXEC: only this child gets the pipe ends (dup2 onto 0 and 1 clears the flag there), so
+  // a sibling spawned meanwhile cannot hold our stdin open past close_stdin().
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno(errno, "pipe2");
+  int in[2] = {-1, -1};
+  if (o.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw_errno(err, "pipe2");
+  }
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (o.stdin_pipe)
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  else
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  if (quiet_stderr) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  if (o.quiet_stderr) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  if (!o.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, o.cwd.c_str());
 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -43,20 +93,31 @@ child_process child_process::spawn(const std::vector<std::string>& argv, bool qu
   const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
+  close_fd(in[0]);
   if (rc != 0) {
     ::close(fds[0]);
+    close_fd(in[1]);
     throw_errno(rc, ("posix_spawn " + argv[0]).c_str());
   }
   child_process c;
   c.pid_ = pid;
+  c.stdin_fd_ = in[1];
   c.stdout_fd_ = fds[0];
   return c;
 }
 
 child_process::child_process(child_process&& o) noexcept
-    : pid_(o.pid_), stdout_fd_(o.stdout_fd_), pending_(std::move(o.pending_)) {
+    : pid_(o.pid_),
+      stdin_fd_(o.stdin_fd_),
+      stdout_fd_(o.stdout_fd_),
+      pending_(std::move(o.pending_)) {
   o.pid_ = -1;
+  o.stdin_fd_ = -1;
   o.stdout_fd_ = -1;
+}
+
+void child_process::close_stdin() noexcept {
+  close_fd(stdin_fd_);
 }
 
 child_process::~child_process() {
@@ -96,19 +157,14 @@ std::optional<std::string> child_process::read_line(std::chrono::milliseconds ti
 }
 
 int child_process::stop(std::chrono::milliseconds grace) {
+  close_stdin();
   if (pid_ <= 0) return -1;
   int status = 0;
   ::kill(pid_, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  for (;;) {
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-      break;
+  if (!wait_exit(pid_, grace, status)) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   pid_ = -1;
   if (WIFEXITED(status)) return WEXITSTATUS(status);

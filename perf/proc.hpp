@@ -1,5 +1,7 @@
-// Process helpers for bt-ping: spawning bt-axon as a separate process and reading its AxonInfo
-// line, and reading a process's CPU time and resident memory from /proc (Linux).
+// Process helpers for bt-ping and the tests: spawning a child (bt-axon, a Node.js peer) and
+// reading its first stdout line (the address it listens on), and reading a process's CPU time and
+// resident memory from /proc (Linux). The tests link this file through the bt_test_proc library
+// (tests/CMakeLists.txt): it is the one spawn-and-read-a-line helper of the repository.
 #pragma once
 
 #include <sys/types.h>
@@ -15,10 +17,20 @@ namespace bt::perf {
 /// SIGKILL after a grace period) and reaps it, so a failing run leaves no stray process.
 class child_process {
  public:
+  struct options {
+    bool quiet_stderr = false;  ///< stderr to /dev/null instead of inherited
+    /// stdin is a pipe this object holds (close_stdin() closes it, so does stop()) instead of
+    /// /dev/null: for children that exit when their stdin closes.
+    bool stdin_pipe = false;
+    std::string cwd;  ///< working directory of the child; empty: ours
+  };
   /// Starts `argv[0]` (a path, or a name looked up in PATH) with the given arguments (no
-  /// shell). stdin is /dev/null, stderr is inherited unless `quiet_stderr`, stdout is a pipe.
-  /// Throws std::system_error on failure.
-  static child_process spawn(const std::vector<std::string>& argv, bool quiet_stderr = false);
+  /// shell). stdout is a pipe (read_line). Throws std::system_error on failure.
+  static child_process spawn(const std::vector<std::string>& argv, const options& o);
+  /// The same with stdin /dev/null, stderr inherited unless `quiet_stderr`.
+  static child_process spawn(const std::vector<std::string>& argv, bool quiet_stderr = false) {
+    return spawn(argv, options{.quiet_stderr = quiet_stderr});
+  }
 
   child_process(child_process&& other) noexcept;
   child_process& operator=(child_process&&) = delete;
@@ -28,13 +40,17 @@ class child_process {
   pid_t pid() const noexcept { return pid_; }
   /// The next stdout line (without '\n'), or nullopt at EOF or when `timeout` passes first.
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
-  /// SIGTERM, wait up to `grace`, then SIGKILL. Returns the exit status as a shell shows it
+  /// Closes the child's stdin pipe (options::stdin_pipe); a no-op otherwise or when closed.
+  void close_stdin() noexcept;
+  /// Closes stdin, sends SIGTERM, waits for the exit up to `grace` (on the exit event itself, a
+  /// pidfd, where the kernel has one), then SIGKILL. Returns the exit status as a shell shows it
   /// (128+signal when killed), or -1 if already stopped.
   int stop(std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
 
  private:
   child_process() = default;
   pid_t pid_ = -1;
+  int stdin_fd_ = -1;
   int stdout_fd_ = -1;
   std::string pending_;
 };

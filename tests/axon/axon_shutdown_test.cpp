@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/python_client.hpp"
+#include "support/wait.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -50,12 +51,13 @@ bool connect_refused(std::uint16_t port) {
 
 TEST_CASE("stop() lets an in-flight request finish and closes idle connections",
           "[axon][shutdown]") {
-  std::atomic<bool> entered{false};
+  bt::test::event entered;
   std::atomic<int> handled{0};
   auto ax = std::make_unique<bt::axon>(bob(), bt::axon_options::loopback());
   ax->attach<dummy>([&](dummy& s, const bt::request_context&) {
     if (s.dummy_input == 1) {
-      entered = true;
+      entered.set();
+      // Still running when stop() begins: stop() offers no hook to wait on, so time it is.
       std::this_thread::sleep_for(400ms);
     }
     s.dummy_output = s.dummy_input * 2;
@@ -70,7 +72,7 @@ TEST_CASE("stop() lets an in-flight request finish and closes idle connections",
 
   raw_client busy(port);
   busy.send(request_for(*ax, 1));
-  while (!entered) std::this_thread::sleep_for(1ms);
+  REQUIRE(entered.wait_for(10s));
 
   auto stopped = std::async(std::launch::async, [&] { ax->stop(); });
   const auto r = busy.read(10s);
@@ -91,12 +93,13 @@ TEST_CASE("past the drain deadline, stop() cuts connections and cancels handlers
           "[axon][shutdown]") {
   bt::axon_options o = bt::axon_options::loopback();
   o.drain_timeout = 300ms;
-  std::atomic<bool> entered{false};
+  bt::test::event entered;
   std::atomic<bool> saw_cancel{false};
   std::atomic<bool> finished{false};
   auto ax = std::make_unique<bt::axon>(bob(), o);
   ax->attach<dummy>([&](dummy&, const bt::request_context& ctx) {
-    entered = true;
+    entered.set();
+    // Polled: request_context offers cancellation as a flag to poll (its documented contract).
     const auto give_up = std::chrono::steady_clock::now() + 20s;
     while (!ctx.cancelled() && std::chrono::steady_clock::now() < give_up)
       std::this_thread::sleep_for(2ms);
@@ -106,7 +109,7 @@ TEST_CASE("past the drain deadline, stop() cuts connections and cancels handlers
   ax->start();
   raw_client c(ax->port());
   c.send(request_for(*ax, 1, 30.0));
-  while (!entered) std::this_thread::sleep_for(1ms);
+  REQUIRE(entered.wait_for(10s));
   ax->stop();  // returns after the drain deadline and grace periods, not the handler's 20 s
   CHECK(finished);
   CHECK(saw_cancel);

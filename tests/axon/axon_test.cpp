@@ -20,6 +20,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "support/python_client.hpp"
+#include "support/wait.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -585,14 +586,15 @@ TEST_CASE("400: malformed headers, malformed bodies and body hash mismatch", "[a
 
 TEST_CASE("408: a hanging handler is answered on time and told to stop", "[axon]") {
   std::atomic<bool> saw_cancel{false};
-  std::atomic<bool> finished{false};
+  bt::test::event finished;
   auto ax = std::make_unique<bt::axon>(bob(), bt::axon_options::loopback());
   ax->attach<dummy>([&](dummy&, const bt::request_context& ctx) {
+    // Polled: request_context offers cancellation as a flag to poll (its documented contract).
     const auto give_up = std::chrono::steady_clock::now() + 20s;
     while (!ctx.cancelled() && std::chrono::steady_clock::now() < give_up)
       std::this_thread::sleep_for(2ms);
     saw_cancel = ctx.cancelled();
-    finished = true;
+    finished.set();
   });
   ax->start();
   bt::test::python_request_options o;
@@ -601,8 +603,7 @@ TEST_CASE("408: a hanging handler is answered on time and told to stop", "[axon]
   c.send(dummy_request(*ax, 1, o).wire(ax->port()));
   const auto r = c.read(10s);
   check_error_headers(r, 408, "Request timeout after 0.5 seconds");
-  for (int i = 0; i < 500 && !finished; ++i) std::this_thread::sleep_for(10ms);
-  CHECK(finished);
+  CHECK(finished.wait_for(5s));
   CHECK(saw_cancel);
   // The body was read, so the connection stays usable.
   c.send(dummy_request(*ax, 2, {.timeout = 0.2}).wire(ax->port()));
@@ -693,11 +694,11 @@ TEST_CASE("503: the bounded queue refuses with Retry-After, and priority orders 
   std::condition_variable cv;
   bool open = false;
   std::vector<std::int64_t> order;
-  std::atomic<int> entered{0};
+  bt::test::signal_count entered;
   auto ax = std::make_unique<bt::axon>(bob(), o);
   ax->attach<dummy>(
       [&](dummy& s, const bt::request_context&) {
-        ++entered;
+        entered.add();
         std::unique_lock lk(m);
         cv.wait(lk, [&] { return open; });
         order.push_back(s.dummy_input);
@@ -713,13 +714,14 @@ TEST_CASE("503: the bounded queue refuses with Retry-After, and priority orders 
 
   raw_client a(port), b(port), c(port), d(port);
   a.send(dummy_request(*ax, 1).wire(port));  // runs (blocks the only worker)
-  while (entered.load() != 1) std::this_thread::sleep_for(1ms);
+  REQUIRE(entered.wait_for(1, 10s));
+  REQUIRE(entered.value() == 1);
   b.send(python_request(dummy_with(2), alice(), bob().ss58_address(),
                         {.uuid = bt::test::test_uuid("uuid-b"), .axon_port = port})
              .wire(port));
-  while (ax->queued_requests() < 1) std::this_thread::sleep_for(1ms);
+  REQUIRE(bt::test::poll_until([&] { return ax->queued_requests() >= 1; }));
   c.send(python_request(dummy_with(3), charlie(), bob().ss58_address(), oc).wire(port));
-  while (ax->queued_requests() < 2) std::this_thread::sleep_for(1ms);
+  REQUIRE(bt::test::poll_until([&] { return ax->queued_requests() >= 2; }));
   d.send(python_request(dummy_with(4), alice(), bob().ss58_address(),
                         {.uuid = bt::test::test_uuid("uuid-d"), .axon_port = port})
              .wire(port));
@@ -771,11 +773,13 @@ TEST_CASE("Expect: 100-continue gets 100 before the body", "[axon]") {
 TEST_CASE("coroutine forwards run on the I/O thread and are cancelled at the deadline", "[axon]") {
   auto ax = std::make_unique<bt::axon>(bob(), bt::axon_options::loopback());
   std::atomic<bool> aborted{false};
+  bt::test::event woke;
   ax->attach<dummy>([&](dummy& s, const bt::request_context&) -> boost::asio::awaitable<void> {
     if (s.dummy_input == 0) {
       boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, 30s);
       auto [ec] = co_await t.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
       aborted = ec == boost::asio::error::operation_aborted;
+      woke.set();
       co_return;
     }
     s.dummy_output = s.dummy_input + 1;
@@ -787,7 +791,7 @@ TEST_CASE("coroutine forwards run on the I/O thread and are cancelled at the dea
             .get<int>() == 6);
   const auto r = roundtrip(port, dummy_request(*ax, 0, {.timeout = 0.3}).wire(port));
   CHECK(r.status == 408);
-  for (int i = 0; i < 500 && !aborted; ++i) std::this_thread::sleep_for(10ms);
+  CHECK(woke.wait_for(5s));
   CHECK(aborted);
 }
 
@@ -797,9 +801,9 @@ TEST_CASE("coroutine forwards count against the admission limit", "[axon][limits
   auto ax = std::make_unique<bt::axon>(bob(), o);
   // The first request holds its slot until the test lets it go (the others are answered first).
   std::atomic<bool> release{false};
-  std::atomic<int> running{0};
+  bt::test::signal_count running;
   ax->attach<dummy>([&](dummy& s, const bt::request_context&) -> boost::asio::awaitable<void> {
-    ++running;
+    running.add();
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
     for (int i = 0; i < 500 && !release; ++i) {
       t.expires_after(10ms);
@@ -811,13 +815,13 @@ TEST_CASE("coroutine forwards count against the admission limit", "[axon][limits
   const std::uint16_t port = ax->port();
   raw_client first(port);
   first.send(dummy_request(*ax, 1, {.uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec11"}).wire(port));
-  while (running.load() != 1) std::this_thread::sleep_for(1ms);
+  REQUIRE(running.wait_for(1, 10s));
   for (int i = 2; i <= 4; ++i) {
     const std::string uuid = "5ecbd69c-1cec-11ee-b0dc-e29ce36fec1" + std::to_string(i);
     const auto r = roundtrip(port, dummy_request(*ax, i, {.uuid = uuid}).wire(port));
     check_error_headers(r, 503, "Service unavailable: request queue is full");
   }
-  CHECK(running.load() == 1);
+  CHECK(running.value() == 1);
   release = true;
   CHECK(first.read().status == 200);
   // The slot came back: the next coroutine request is admitted.
@@ -879,7 +883,7 @@ TEST_CASE("the connection limit sheds extra connections", "[axon][limits]") {
   auto ax = make_axon(o);
   ax->start();
   raw_client a(ax->port()), b(ax->port());
-  for (int i = 0; i < 200 && ax->connections() < 2; ++i) std::this_thread::sleep_for(5ms);
+  bt::test::poll_until([&] { return ax->connections() >= 2; }, 1s);
   REQUIRE(ax->connections() == 2);
   raw_client extra(ax->port());
   CHECK(extra.closed_by_peer());

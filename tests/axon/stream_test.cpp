@@ -17,6 +17,7 @@
 #include <boost/beast/http/buffer_body.hpp>
 
 #include "support/python_client.hpp"
+#include "support/wait.hpp"
 
 #include <unistd.h>
 
@@ -209,15 +210,8 @@ class stream_client {
   std::optional<http::response_parser<http::buffer_body>> parser_;
 };
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+/// For the axon's connections() gauge, which has no notification to wait on.
+using bt::test::poll_until;
 
 const std::string sample = "the quick brown fox jumps over the lazy dog";
 
@@ -366,12 +360,12 @@ TEST_CASE("after the first chunk, a throwing handler truncates the stream", "[ax
   const stream_reply r2 = c2.read();
   CHECK(r2.complete);
   CHECK(r2.body == "first\n");
-  CHECK(eventually([&] { return ax.connections() == 1; }));
+  CHECK(poll_until([&] { return ax.connections() == 1; }));
 }
 
 TEST_CASE("the request's deadline bounds the whole stream and stops the handler",
           "[axon][stream][deadline]") {
-  std::atomic<int> stopped{0};  // handlers that observed the end of their stream
+  bt::test::signal_count stopped;  // handlers that observed the end of their stream
   bt::axon ax(bob(), bt::axon_options::loopback());
   // A coroutine that would stream for a minute, ignoring nothing.
   ax.attach<word_stream>([&](word_stream&, bt::stream_writer& out) -> net::awaitable<void> {
@@ -382,7 +376,7 @@ TEST_CASE("the request's deadline bounds the whole stream and stops the handler"
       auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
       if (ec) break;  // cancelled at the deadline
     }
-    ++stopped;
+    stopped.add();
   });
   // A worker-pool handler, same shape, seeing send_blocking return false.
   bt::axon_options o = bt::axon_options::loopback();
@@ -391,9 +385,9 @@ TEST_CASE("the request's deadline bounds the whole stream and stops the handler"
       [&](word_stream&, bt::stream_writer& out, const bt::request_context& ctx) {
         for (int i = 0; i < 1200; ++i) {
           if (!out.send_blocking("tick\n")) break;
-          std::this_thread::sleep_for(50ms);
+          std::this_thread::sleep_for(50ms);  // the pace of the stream, not a wait
         }
-        if (ctx.cancelled() || !out.is_open()) ++stopped;
+        if (ctx.cancelled() || !out.is_open()) stopped.add();
       });
   ax.start();
   ax2.start();
@@ -405,9 +399,10 @@ TEST_CASE("the request's deadline bounds the whole stream and stops the handler"
     CHECK_FALSE(r.complete);  // cut at the deadline, not presented as complete
     CHECK(r.body.size() >= 5);
     CHECK(r.body.size() < 1200 * 5);
-    CHECK(eventually([&] { return a->connections() == 0; }));
+    CHECK(poll_until([&] { return a->connections() == 0; }));
   }
-  CHECK(eventually([&] { return stopped == 2; }));
+  CHECK(stopped.wait_for(2, 10s));
+  CHECK(stopped.value() == 2);
 }
 
 TEST_CASE("a handler that returns just after the deadline is cut, not ended as complete",
@@ -432,22 +427,26 @@ TEST_CASE("a handler that returns just after the deadline is cut, not ended as c
   CHECK(r.body == "first\n");
   CHECK_FALSE(r.complete);
   CHECK(refused);
-  CHECK(eventually([&] { return ax.connections() == 0; }));
+  CHECK(poll_until([&] { return ax.connections() == 0; }));
 }
 
 TEST_CASE("a handler that misses the deadline before its first chunk gets 408", "[axon][stream]") {
   std::atomic<bool> refused{false};
+  bt::test::event returned;
   bt::axon ax(bob(), bt::axon_options::loopback());
   ax.attach<word_stream>([&](word_stream&, bt::stream_writer& out, const bt::request_context& ctx) {
+    // Polled: request_context offers cancellation as a flag to poll (its documented contract).
     while (!ctx.cancelled()) std::this_thread::sleep_for(2ms);
     refused = !out.send_blocking("late\n");
+    returned.set();
   });
   ax.start();
   const auto r =
       bt::test::roundtrip(ax.port(), words_request(ax, "x", {.timeout = 0.3}).wire(ax.port()));
   CHECK(r.status == 408);
   CHECK(r.body == R"({"message":"Request timeout after 0.3 seconds"})");
-  CHECK(eventually([&] { return refused.load(); }));
+  CHECK(returned.wait_for(10s));
+  CHECK(refused);
 }
 
 TEST_CASE("a client that stops reading stalls the handler, never the axon's memory",
@@ -464,7 +463,7 @@ TEST_CASE("a client that stops reading stalls the handler, never the axon's memo
   for (const run_case rc : {run_case{1.0, 10'000ms}, run_case{30.0, 500ms}}) {
     bt::axon_options o = bt::axon_options::loopback();
     o.write_timeout = rc.write_timeout;
-    std::atomic<bool> finished{false};
+    bt::test::event finished;
     std::atomic<bool> refused{false};
     std::atomic<std::size_t> accepted{0};
     bt::axon ax(bob(), o);
@@ -477,7 +476,7 @@ TEST_CASE("a client that stops reading stalls the handler, never the axon's memo
         }
       }
       accepted = out.bytes_sent();
-      finished = true;
+      finished.set();
     });
     ax.start();
     const std::size_t rss_before = resident_bytes();
@@ -486,26 +485,26 @@ TEST_CASE("a client that stops reading stalls the handler, never the axon's memo
     const stream_reply head = c.read_head();
     CHECK(head.status == 200);
     // ... and the client reads nothing more.
-    REQUIRE(eventually([&] { return finished.load(); }, 20s));
+    REQUIRE(finished.wait_for(20s));
     CHECK(refused);  // the handler was told to stop
     CHECK(accepted < offered / 4);
     // The axon's memory: an implementation queueing the refused chunks would hold ~256 MiB.
     const std::size_t rss_after = resident_bytes();
     INFO("resident before " << rss_before << " B, after " << rss_after << " B");
     CHECK(rss_after < rss_before + (64u << 20));
-    CHECK(eventually([&] { return ax.connections() == 0; }));
+    CHECK(poll_until([&] { return ax.connections() == 0; }));
     CHECK(c.closed_by_peer());
   }
 }
 
 TEST_CASE("a client that goes away ends its stream", "[axon][stream]") {
-  std::atomic<bool> refused{false};
+  bt::test::event refused;
   bt::axon ax(bob(), bt::axon_options::loopback());
   ax.attach<word_stream>([&](word_stream&, bt::stream_writer& out) -> net::awaitable<void> {
     net::steady_timer timer(co_await net::this_coro::executor);
     for (int i = 0; i < 2000; ++i) {
       if (!co_await out.send("tick\n")) {
-        refused = true;
+        refused.set();
         co_return;
       }
       timer.expires_after(5ms);
@@ -519,8 +518,8 @@ TEST_CASE("a client that goes away ends its stream", "[axon][stream]") {
     CHECK(c.read_head().status == 200);
     c.close();
   }
-  CHECK(eventually([&] { return refused.load(); }));
-  CHECK(eventually([&] { return ax.connections() == 0; }));
+  CHECK(refused.wait_for(10s));
+  CHECK(poll_until([&] { return ax.connections() == 0; }));
 }
 
 TEST_CASE("many concurrent streams", "[axon][stream]") {
@@ -559,7 +558,7 @@ TEST_CASE("many concurrent streams", "[axon][stream]") {
 }
 
 TEST_CASE("stop() lets a stream in flight finish", "[axon][stream]") {
-  std::atomic<bool> started{false};
+  bt::test::event started;
   bt::axon ax(bob(), bt::axon_options::loopback());
   ax.attach<word_stream>([&](word_stream& s, bt::stream_writer& out) -> net::awaitable<void> {
     net::steady_timer timer(co_await net::this_coro::executor);
@@ -567,7 +566,7 @@ TEST_CASE("stop() lets a stream in flight finish", "[axon][stream]") {
     for (auto word : words) {
       const std::string chunk = std::string(word) + "\n";
       if (!co_await out.send(chunk)) co_return;
-      started = true;
+      started.set();
       timer.expires_after(20ms);
       co_await timer.async_wait(net::as_tuple(net::use_awaitable));
     }
@@ -577,7 +576,7 @@ TEST_CASE("stop() lets a stream in flight finish", "[axon][stream]") {
   c.send(words_request(ax, sample).wire(ax.port()));
   stream_reply r = c.read_head();
   REQUIRE(r.status == 200);
-  REQUIRE(eventually([&] { return started.load(); }));
+  REQUIRE(started.wait_for(10s));
   std::thread stopper([&] { ax.stop(); });
   c.read_body(r);
   stopper.join();

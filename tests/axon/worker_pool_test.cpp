@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/wait.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -98,26 +100,26 @@ TEST_CASE("worker_pool: a handler that never returns does not hang stop()", "[wo
   static std::vector<int> order;
   static std::mutex m;
   static std::atomic<int> completed{0};
-  static std::atomic<bool> release{false};
-  static std::atomic<bool> started{false};
+  static bt::test::event release;
+  static bt::test::event started;
   auto stuck = std::make_shared<tagged_job>(0, &order, &m, &completed);
   stuck->body = [] {
-    started = true;
-    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    started.set();
+    release.wait_for(std::chrono::seconds(60));
   };
   REQUIRE(pool->try_reserve());
   REQUIRE(pool->submit(0, stuck));
-  while (!started) std::this_thread::yield();
+  REQUIRE(started.wait_for(std::chrono::seconds(10)));
   pool->stop(std::chrono::milliseconds(50));  // returns although the handler still runs
   CHECK(completed.load() == 0);
-  release = true;  // the abandoned thread finishes and exits without completing the job
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard lk(m);
-      if (!order.empty()) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  release.set();  // the abandoned thread finishes and exits without completing the job
+  // The job records itself after its body returns, with nothing to wait on: poll (2 s, as before).
+  bt::test::poll_until(
+      [&] {
+        std::lock_guard lk(m);
+        return !order.empty();
+      },
+      std::chrono::seconds(2));
   std::lock_guard lk(m);
   CHECK(order == std::vector<int>{0});
   CHECK(completed.load() == 0);

@@ -27,7 +27,8 @@ struct running_axon {
         [](dummy& d) {
           if (d.dummy_input == -1) throw std::runtime_error("boom");
           if (d.dummy_input == -2) throw bt::forward_error(429, "slow down");
-          if (d.dummy_input == -3) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+          if (d.dummy_input == -3)  // a slow handler: the subject of the timeout cases
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
           d.dummy_output = 2 * d.dummy_input;
         },
         {.blacklist = [](const bt::synapse&, const bt::request_context& c) {

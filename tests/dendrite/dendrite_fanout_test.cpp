@@ -194,7 +194,7 @@ TEST_CASE("cancelling a fan-out cancels its running calls", "[dendrite][fanout][
   d.async_forward(axons, dummy{}, 20.0,
                   net::bind_cancellation_slot(
                       sig.slot(), [&p](std::vector<dummy> r) { p.set_value(std::move(r)); }));
-  while (silent.log().count() < 2) std::this_thread::sleep_for(5ms);
+  REQUIRE(silent.log().wait_count(2));
   sig.emit(net::cancellation_type::terminal);
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
   auto r = f.get();

@@ -462,7 +462,7 @@ TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
     auto a = srv.axon(bob().ss58_address());
     // Idle long enough to be checked before reuse: the FIN is seen, no request is lost.
     CHECK(d.call(a, query(), 5.0).dendrite.status_code == 200);
-    std::this_thread::sleep_for(700ms);
+    std::this_thread::sleep_for(700ms);  // idle age is time: the subject of this section
     CHECK(d.call(a, query(), 5.0).dendrite.status_code == 200);
     CHECK(d.stats().connections_opened == 2);
     CHECK(d.stats().retries == 0);
@@ -513,8 +513,8 @@ TEST_CASE("no descriptor leaks across faults and pooling", "[dendrite][pool]") {
     CHECK(d.stats().idle_connections == 0);
   }
   // Our own descriptors are back; the servers' accepted sockets may still be open, so count
-  // after they close too.
-  std::this_thread::sleep_for(100ms);
+  // after they close too (polled: a descriptor count has no notification to wait on).
+  bt::test::poll_until([&] { return open_fds() <= before + 4; }, 5s);
   CHECK(open_fds() <= before + 4);  // at most the silent server's accepted sockets (3) remain
 }
 
@@ -532,7 +532,7 @@ TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite]
     d.async_call(
         silent.axon(bob().ss58_address()), query(), 10.0,
         net::bind_cancellation_slot(sig.slot(), [&p](dummy r) { p.set_value(std::move(r)); }));
-    while (silent.log().count() == 0) std::this_thread::sleep_for(5ms);
+    REQUIRE(silent.log().wait_count(1));
     sig.emit(net::cancellation_type::terminal);
     REQUIRE(f.wait_for(5s) == std::future_status::ready);
     auto r = f.get();
@@ -546,7 +546,7 @@ TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite]
       bt::dendrite d(alice());
       d.async_call(silent.axon(bob().ss58_address()), query(), 10.0,
                    [&p](dummy r) { p.set_value(std::move(r)); });
-      while (silent.log().count() == 0) std::this_thread::sleep_for(5ms);
+      REQUIRE(silent.log().wait_count(1));
     }
     REQUIRE(f.wait_for(0s) == std::future_status::ready);
     auto r = f.get();

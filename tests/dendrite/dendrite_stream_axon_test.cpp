@@ -26,6 +26,7 @@
 
 #include "support/collector.hpp"
 #include "support/dev_keys.hpp"
+#include "support/wait.hpp"
 
 using bt::examples::word_stream;
 using namespace std::chrono_literals;
@@ -57,7 +58,7 @@ struct miner {
     if (blocking) {
       ax.attach<word_stream>([delay](word_stream& s, bt::stream_writer& out) {
         for (std::string_view w : word_stream::split_words(s.text)) {
-          if (delay.count() > 0) std::this_thread::sleep_for(delay);
+          if (delay.count() > 0) std::this_thread::sleep_for(delay);  // the stream's pace
           if (!out.send_blocking(std::string(w) + "\n")) return;
         }
       });
@@ -172,12 +173,12 @@ TEST_CASE("many concurrent streams from our axon", "[dendrite][axon][stream]") {
 TEST_CASE("an endless stream from an axon handler stops at the client's limit",
           "[dendrite][axon][stream]") {
   bt::axon ax(bob(), bt::axon_options::loopback());
-  std::atomic<bool> handler_returned{false};
+  bt::test::event handler_returned;
   ax.attach<word_stream>([&](word_stream&, bt::stream_writer& out) -> boost::asio::awaitable<void> {
     const std::string chunk = "endless words without end\n";
     while (co_await out.send(chunk)) {
     }
-    handler_returned = true;  // send() reports the client gone
+    handler_returned.set();  // send() reports the client gone
   });
   ax.start();
   {
@@ -191,7 +192,6 @@ TEST_CASE("an endless stream from an axon handler stops at the client's limit",
           "Failed to parse response: response body exceeds 262144 bytes");
     CHECK(items > 1000);
   }
-  for (int i = 0; i < 500 && !handler_returned; ++i) std::this_thread::sleep_for(10ms);
-  CHECK(handler_returned);
+  CHECK(handler_returned.wait_for(5s));
   ax.stop();
 }

@@ -200,9 +200,8 @@ TEST_CASE("the deadline cuts a slow drip: 408, earlier items delivered, on time"
   // The dendrite closed its socket when the deadline cut the stream. The drip's end of the
   // connection (an fd of this process too) closes once a write fails on it, which takes up to
   // two 150 ms ticks after our close; a socket the dendrite leaked would keep both open.
-  const auto until = std::chrono::steady_clock::now() + 3s;
-  while (open_fds() != fds_before && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(10ms);
+  // Polled: a descriptor count has no notification to wait on.
+  bt::test::poll_until([&] { return open_fds() == fds_before; }, 3s);
   CHECK(open_fds() == fds_before);
 }
 
@@ -341,17 +340,18 @@ TEST_CASE("cancelling a stream ends it with 503", "[dendrite][stream]") {
   net::cancellation_signal sig;
   std::promise<word_stream> p;
   auto f = p.get_future();
-  std::atomic<int> items{0};
+  bt::test::signal_count items;
   d.async_call_stream(
-      drip.axon(bob().ss58_address()), words_query("x"), 10.0, [&](std::string_view) { ++items; },
+      drip.axon(bob().ss58_address()), words_query("x"), 10.0,
+      [&](std::string_view) { items.add(); },
       net::bind_cancellation_slot(sig.slot(), [&p](word_stream r) { p.set_value(std::move(r)); }));
-  while (items == 0) std::this_thread::sleep_for(5ms);
+  REQUIRE(items.wait_for(1, 10s));
   sig.emit(net::cancellation_type::terminal);
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
   auto r = f.get();
   CHECK(r.dendrite.status_code == 503);
   CHECK(r.dendrite.status_message == "Request cancelled: cancelled by the caller");
-  CHECK(items < 100);
+  CHECK(items.value() < 100);
 }
 
 TEST_CASE("many concurrent streams, and a coroutine caller", "[dendrite][stream]") {

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "support/dev_keys.hpp"
+#include "support/wait.hpp"
 
 namespace bt::test {
 
@@ -43,16 +45,25 @@ using namespace std::chrono_literals;
 /// What a server saw: the requests it read, in order.
 struct server_log {
   std::mutex mu;
+  std::condition_variable added;  ///< notified after each add()
   std::vector<http::request<http::string_body>> requests;
   std::atomic<int> connections{0};
 
   void add(http::request<http::string_body> r) {
-    std::lock_guard lk(mu);
-    requests.push_back(std::move(r));
+    {
+      std::lock_guard lk(mu);
+      requests.push_back(std::move(r));
+    }
+    added.notify_all();
   }
   std::size_t count() {
     std::lock_guard lk(mu);
     return requests.size();
+  }
+  /// True once at least `n` requests were read; false if `limit` passes first.
+  bool wait_count(std::size_t n, std::chrono::steady_clock::duration limit = 10s) {
+    std::unique_lock lk(mu);
+    return added.wait_for(lk, limit, [&] { return requests.size() >= n; });
   }
 };
 
@@ -77,6 +88,7 @@ inline net::awaitable<void> write_text(tcp::socket& s, std::string_view text) {
   (void)n;
 }
 
+/// A peer that stays silent (or paces its bytes) for `d`: the fault under test, not a wait.
 inline net::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
   net::steady_timer t(co_await net::this_coro::executor, d);
   auto [ec] = co_await t.async_wait(net::as_tuple(net::use_awaitable));

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "support/dev_keys.hpp"
+#include "support/wait.hpp"
 
 using namespace std::chrono_literals;
 using bt::examples::dummy;
@@ -133,14 +134,11 @@ class axon_process {
     CHECK(r.dendrite.status_code == 200);
   }
 
-  /// Waits (bounded) until the axon holds at most `n` descriptors; returns the last count.
+  /// Waits (bounded, 3 s) until the axon holds at most `n` descriptors; returns the last count.
+  /// Polled: another process's descriptor count has no notification to wait on.
   std::size_t settle_fds(std::size_t n) const {
-    std::size_t now = fds();
-    for (int i = 0; i < 300 && now > n; ++i) {
-      std::this_thread::sleep_for(10ms);
-      now = fds();
-    }
-    return now;
+    bt::test::poll_until([&] { return fds() <= n; }, 3s, 10ms);
+    return fds();
   }
 
   /// SIGTERM; the exit status (0 for a graceful drain).

@@ -1,15 +1,15 @@
-// `bt-dendrite query --stream` end to end against a real bt-axon process and its WordStream route
-// (issue 7 item 3): items printed one per line as they arrive, then the final synapse's JSON line
-// with its status; typed and dynamic synapses; a stream cut at the deadline (408, exit 1); usage
-// errors. Registered by tests/dendrite_query_stream.cmake.
+// `bt-dendrite query --stream` end to end against a real bt-axon process and its WordStream route:
+// items printed one per line as they arrive, then the final synapse's JSON line with its status;
+// typed and dynamic synapses; a stream cut at the deadline (408, exit 1); usage errors. Registered
+// by tests/dendrite_query_stream.cmake.
 #include <bt/json.hpp>
 #include <bt/keypair.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <proc.hpp>
+
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,63 +22,22 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
-
 namespace {
 
-/// bt-axon --uri //Bob on 127.0.0.1:<free port> as a child process; SIGTERM and reaped on exit.
+/// bt-axon --uri //Bob on 127.0.0.1:<free port> as a child process (perf/proc.hpp's
+/// child_process); stopped and reaped on exit.
 class axon_process {
  public:
-  explicit axon_process(int delay_ms) {
-    int out[2];
-    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    std::string exe = BT_AXON_EXE;
-    std::vector<std::string> args{exe,
-                                  "--uri",
-                                  "//Bob",
-                                  "--axon.ip",
-                                  "127.0.0.1",
-                                  "--axon.port",
-                                  "0",
-                                  "--stream.delay_ms",
-                                  std::to_string(delay_ms)};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, exe.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(out[1]);
-    if (rc != 0) {
-      close(out[0]);
-      throw std::runtime_error("cannot start bt-axon: " + std::string(strerror(rc)));
-    }
-    std::string line;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (line.find('\n') == std::string::npos) {
-      pollfd p{out[0], POLLIN, 0};
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      char buf[512];
-      const ssize_t n = read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, static_cast<std::size_t>(n));
-    }
-    close(out[0]);
+  explicit axon_process(int delay_ms)
+      : proc_(bt::perf::child_process::spawn({BT_AXON_EXE, "--uri", "//Bob", "--axon.ip",
+                                              "127.0.0.1", "--axon.port", "0", "--stream.delay_ms",
+                                              std::to_string(delay_ms)})) {
+    const std::string line = proc_.read_line(std::chrono::seconds(20)).value_or("");
     const bt::json j = bt::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("port")) {
-      stop();
+    if (j.is_discarded() || !j.is_object() || !j.contains("port"))
       throw std::runtime_error("bt-axon did not start: '" + line + "'");
-    }
     port_ = j.at("port").get<int>();
   }
-  ~axon_process() { stop(); }
-  axon_process(const axon_process&) = delete;
-  axon_process& operator=(const axon_process&) = delete;
 
   std::string target() const {
     return "127.0.0.1:" + std::to_string(port_) + ":" +
@@ -86,14 +45,7 @@ class axon_process {
   }
 
  private:
-  void stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
+  bt::perf::child_process proc_;
   int port_ = 0;
 };
 
