@@ -1,6 +1,7 @@
 // bt::axon's lifecycle: routes, start (bind, listen, threads), the accept loop, and the graceful
 // stop (a task-group style drain with a deadline, then escalation; never ioc.stop() first).
 #include <bt/axon.hpp>
+#include <bt/detail/uuid.hpp>
 
 #include "axon_impl.hpp"
 #include "session.hpp"
@@ -38,28 +39,6 @@ std::shared_ptr<spdlog::logger> quiet_logger() {
   auto l = std::make_shared<spdlog::logger>("bt-axon");  // no sinks
   l->set_level(spdlog::level::off);
   return l;
-}
-
-/// str(uuid.uuid1()) as Python makes it, but with a random node (RFC 4122 section 4.5, the
-/// multicast bit set) instead of the machine's MAC address, which nobody needs to learn.
-std::string make_uuid1() {
-  init_crypto();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  const std::uint64_t ts =
-      static_cast<std::uint64_t>(ns / 100) + 0x01B21DD213814000ull;  // since 1582-10-15
-  unsigned char rnd[8];
-  randombytes_buf(rnd, sizeof rnd);
-  const unsigned clock_seq = ((rnd[0] << 8 | rnd[1]) & 0x3fff) | 0x8000;
-  rnd[2] |= 0x01;
-  char out[37];
-  std::snprintf(out, sizeof out, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x",
-                static_cast<unsigned>(ts & 0xffffffffu),
-                static_cast<unsigned>((ts >> 32) & 0xffffu),
-                static_cast<unsigned>(((ts >> 48) & 0x0fffu) | 0x1000u), clock_seq, rnd[2], rnd[3],
-                rnd[4], rnd[5], rnd[6], rnd[7]);
-  return out;
 }
 
 std::string strip_brackets(std::string ip) {
@@ -138,7 +117,7 @@ axon::impl::impl(keypair key, axon_options o)
       nonces(opts.nonces ? opts.nonces : std::make_shared<memory_nonce_store>()),
       verifier(hotkey.ss58_address(), std::chrono::nanoseconds(opts.nonce_future_skew).count(),
                std::chrono::nanoseconds(opts.nonce_max_timeout).count()),
-      uuid(make_uuid1()) {
+      uuid(detail::make_uuid1()) {
   const std::size_t n = resolve_io_threads(opts.io_threads);
   for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
 }

@@ -53,6 +53,7 @@
 #include "stream.hpp"
 
 #include <bt/body_hash.hpp>
+#include <bt/detail/uuid.hpp>
 #include <bt/json_body.hpp>
 #include <bt/python_str.hpp>
 
@@ -99,19 +100,7 @@ std::int64_t wall_ns() {
 /// A random uuid4 naming one internal error, so that a client's report can be matched with the
 /// server log without the client seeing the details (Python's `Internal Server Error #<uuid4>`).
 std::string error_id() {
-  unsigned char b[16];
-  randombytes_buf(b, sizeof b);
-  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
-  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    out.push_back(digits[b[i] >> 4]);
-    out.push_back(digits[b[i] & 15]);
-  }
-  return out;
+  return make_uuid4();
 }
 
 /// The path of a request-target: origin-form ("/Name?query") or absolute-form

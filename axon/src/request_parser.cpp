@@ -1,20 +1,11 @@
 #include "request_parser.hpp"
 
+#include <bt/detail/text.hpp>
+
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 
 namespace bt::detail {
-
-namespace {
-
-/// `value` without leading and trailing spaces and tabs (HTTP optional whitespace).
-boost::beast::string_view trim(boost::beast::string_view value) {
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-  return value;
-}
-
-}  // namespace
 
 void request_parser::on_field_impl(boost::beast::http::field name,
                                    boost::beast::string_view name_string,
@@ -31,7 +22,7 @@ void request_parser::on_field_impl(boost::beast::http::field name,
   // the next request: the request-smuggling shape), and we decode no other coding. RFC 9112
   // 6.3 asks for 400 and a close; reject_unparsed (session.cpp) does both.
   if (name == boost::beast::http::field::transfer_encoding &&
-      !boost::beast::iequals(trim(value), "chunked")) {
+      !iequals(trim_ows(std::string_view(value.data(), value.size())), "chunked")) {
     ec = boost::beast::http::error::bad_transfer_encoding;
     return;
   }

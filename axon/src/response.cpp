@@ -3,7 +3,9 @@
 #include "axon_impl.hpp"
 #include "session.hpp"
 
+#include <bt/detail/text.hpp>
 #include <bt/header_codec.hpp>
+#include <bt/hex.hpp>
 #include <bt/json.hpp>
 #include <bt/json_body.hpp>
 #include <bt/version.hpp>
@@ -16,12 +18,6 @@
 namespace bt::detail {
 
 namespace {
-
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
 
 /// Writes each header as "name: value\r\n". The codec already emits lower-case names and values
 /// without CR/LF; control characters are replaced once more because a header line that breaks
@@ -57,18 +53,18 @@ void start_head(std::string& out, int status, std::size_t body_bytes, bool close
                 int retry_after_s) {
   out.clear();
   out.append("HTTP/1.1 ");
-  append_int(out, status);
+  append_int(status, out);
   out.push_back(' ');
   const auto reason =
       boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status));
   out.append(reason.data(), reason.size());
   out.append("\r\ncontent-type: application/json\r\ncontent-length: ");
-  append_int(out, static_cast<std::int64_t>(body_bytes));
+  append_int(body_bytes, out);
   out.append("\r\n");
   if (close) out.append("connection: close\r\n");
   if (retry_after_s > 0) {
     out.append("retry-after: ");
-    append_int(out, retry_after_s);
+    append_int(retry_after_s, out);
     out.append("\r\n");
   }
 }
@@ -161,7 +157,7 @@ void build_error_response(connection& c, int status, std::string_view message, c
       ax.hotkey = mine;
       std::string& m = c.scratch_;
       m.clear();
-      append_int(m, *ax.nonce);
+      append_int(*ax.nonce, m);
       m.push_back('.');
       m.append(*obj->dendrite.hotkey);
       m.push_back('.');
@@ -169,13 +165,10 @@ void build_error_response(connection& c, int status, std::string_view message, c
       m.push_back('.');
       m.append(*ax.uuid);
       const auto sig = c.core_.hotkey.sign(std::string_view(m));
-      static constexpr char digits[] = "0123456789abcdef";
-      std::string text = "0x";
-      text.reserve(2 + 2 * sig.size());
-      for (auto b : sig) {
-        text.push_back(digits[b >> 4]);
-        text.push_back(digits[b & 15]);
-      }
+      std::string text(2 + 2 * sig.size(), '\0');
+      text[0] = '0';
+      text[1] = 'x';
+      write_hex(sig, text.data() + 2);
       ax.signature = std::move(text);
     }
     to_headers(*r->spec.type, *obj, w, hopt);

@@ -1,5 +1,7 @@
 #include "verifier.hpp"
 
+#include <bt/detail/text.hpp>
+#include <bt/hex.hpp>
 #include <bt/sr25519.hpp>
 #include <bt/ss58.hpp>
 
@@ -16,39 +18,17 @@ namespace bt::detail {
 
 namespace {
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /// str(uuid.UUID) form: 36 characters, lower-case hex digits in groups 8-4-4-4-12 joined by '-'.
 bool canonical_uuid(std::string_view u) noexcept {
-  if (u.size() != 36) return false;
-  for (std::size_t i = 0; i < 36; ++i) {
-    const char c = u[i];
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (c != '-') return false;
-    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
+  return u.size() == 36 && u[8] == '-' && u[13] == '-' && u[18] == '-' && u[23] == '-' &&
+         is_lower_hex(u.substr(0, 8)) && is_lower_hex(u.substr(9, 4)) &&
+         is_lower_hex(u.substr(14, 4)) && is_lower_hex(u.substr(19, 4)) &&
+         is_lower_hex(u.substr(24, 12));
 }
 
 /// A SHA3-256 digest as Python's hexdigest() writes it: 64 lower-case hex digits.
 bool canonical_body_hash(std::string_view h) noexcept {
-  if (h.size() != 64) return false;
-  for (char c : h)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
+  return h.size() == 64 && is_lower_hex(h);
 }
 
 }  // namespace
@@ -166,11 +146,10 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
     return false;
   }
   std::array<std::uint8_t, 64> sig;
-  for (std::size_t i = 0; i < 64; ++i)
-    sig[i] = static_cast<std::uint8_t>(hex_value(hex[2 * i]) << 4 | hex_value(hex[2 * i + 1]));
+  decode_hex(hex, sig);  // cannot fail: 128 hex digits, checked above
 
   scratch.clear();
-  append_int(scratch, nonce);
+  append_int(nonce, scratch);
   scratch += '.';
   scratch += *d.hotkey;
   scratch += '.';

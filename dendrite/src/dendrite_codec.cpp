@@ -6,6 +6,8 @@
 #include <bt/detail/dendrite_stream.hpp>
 
 #include <bt/body_hash.hpp>
+#include <bt/detail/text.hpp>
+#include <bt/detail/uuid.hpp>
 #include <bt/header_codec.hpp>
 #include <bt/hex.hpp>
 #include <bt/json_body.hpp>
@@ -20,12 +22,6 @@
 namespace bt::detail {
 namespace {
 
-void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
 /// Appends "name: value\r\n" lines straight into the request head.
 struct head_sink final : header_sink {
   std::string& out;
@@ -34,23 +30,6 @@ struct head_sink final : header_sink {
     out.append(name).append(": ").append(value).append("\r\n");
   }
 };
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 bool is_hash_field(const synapse_descriptor& d, std::size_t index) noexcept {
   for (std::size_t h : d.hash_fields())
@@ -82,7 +61,7 @@ void merge_axon_headers(synapse& s, const synapse& h) {
 bool is_json_content_type(std::string_view value) noexcept {
   // media type only, parameters (charset=...) ignored, as aiohttp's content_type property.
   const auto semi = value.find(';');
-  std::string_view mt = trim(value.substr(0, semi));
+  std::string_view mt = trim_ows(value.substr(0, semi));
   constexpr std::string_view app = "application/";
   if (mt.size() < app.size() || !iequals(mt.substr(0, app.size()), app)) return false;
   std::string_view sub = mt.substr(app.size());
@@ -110,33 +89,8 @@ std::string host_header(std::string_view ip, std::uint16_t port) {
     h.append(ip);
   }
   h.push_back(':');
-  append_int(h, port);
+  append_int(port, h);
   return h;
-}
-
-std::string make_uuid1() {
-  init_crypto();  // randombytes_buf wants sodium_init() first
-  // RFC 4122 version 1: 60-bit count of 100 ns intervals since 1582-10-15, a random 14-bit clock
-  // sequence and a random 48-bit node with the multicast bit set (RFC 4122 4.5: a node that is
-  // not a MAC address), which is what Python's uuid1() does on hosts without a readable MAC.
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const std::uint64_t t =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() /
-                                 100) +
-      0x01B21DD213814000ULL;
-  std::array<std::uint8_t, 8> rnd{};
-  randombytes_buf(rnd.data(), rnd.size());
-  const std::uint32_t time_low = static_cast<std::uint32_t>(t & 0xFFFFFFFFu);
-  const std::uint16_t time_mid = static_cast<std::uint16_t>((t >> 32) & 0xFFFFu);
-  const std::uint16_t time_hi = static_cast<std::uint16_t>(((t >> 48) & 0x0FFFu) | 0x1000u);
-  const std::uint16_t clock_seq =
-      static_cast<std::uint16_t>(((rnd[0] << 8 | rnd[1]) & 0x3FFFu) | 0x8000u);
-  std::array<std::uint8_t, 6> node{rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]};
-  node[0] |= 0x01;
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%02x%02x%02x%02x%02x%02x", time_low, time_mid,
-                time_hi, clock_seq, node[0], node[1], node[2], node[3], node[4], node[5]);
-  return std::string(buf, 36);
 }
 
 void preset_request(synapse& s, const axon_info& target, double timeout, const request_identity& id,
@@ -163,7 +117,7 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
 
   // "{nonce}.{dendrite_hotkey}.{axon_hotkey}.{uuid}.{body_hash}" (PROTOCOL 4.4)
   scratch.clear();
-  append_int(scratch, nonce);
+  append_int(nonce, scratch);
   scratch.push_back('.');
   scratch.append(id.hotkey);
   scratch.push_back('.');
@@ -192,7 +146,7 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
   head.clear();
   head.append("POST ").append(d.route()).append(" HTTP/1.1\r\nHost: ").append(host);
   head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
-  append_int(head, static_cast<std::int64_t>(body.size()));
+  append_int(body.size(), head);
   head.append("\r\n");
   head_sink sink(head);
   to_headers(d, s, sink, to_headers_options{.body_bytes = body.size(), .computed_body_hash = hash});

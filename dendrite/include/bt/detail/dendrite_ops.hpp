@@ -6,6 +6,7 @@
 
 #include <bt/axon_info.hpp>
 #include <bt/dendrite_error.hpp>
+#include <bt/detail/uuid.hpp>  // make_uuid1, the dendrite's instance id
 #include <bt/dynamic_synapse.hpp>
 #include <bt/keypair.hpp>
 #include <bt/synapse.hpp>
@@ -115,10 +116,6 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
 /// Whether a Content-Type value is JSON as aiohttp's response.json() accepts it:
 /// application/json or application/<something>+json, parameters allowed, case-insensitive.
 bool is_json_content_type(std::string_view value) noexcept;
-
-/// A new uuid1-format string (time-based, random clock sequence and random multicast node),
-/// 36 lowercase characters, as str(uuid.uuid1()).
-std::string make_uuid1();
 
 /// "ip:port", with IPv6 literals bracketed (PROTOCOL 4.1 / D19).
 std::string host_header(std::string_view ip, std::uint16_t port);
