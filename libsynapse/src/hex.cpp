@@ -26,6 +26,7 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
 
 bool decode_hex(std::string_view hex, std::span<std::uint8_t> out) noexcept {
   if (hex.size() != 2 * out.size()) return false;
+  if (out.empty()) return true;  // libsodium's pointers must not be null (an empty span's may be)
   // No ignore set and no end pointer: any non-hex character (or an odd count) fails.
   std::size_t written = 0;
   return sodium_hex2bin(out.data(), out.size(), hex.data(), hex.size(), nullptr, &written,
