@@ -15,11 +15,11 @@ namespace bt::test {
 /// A count that other threads raise and a test waits to reach. Thread-safe.
 class signal_count {
  public:
+  /// Notifies while holding the lock: a waiter cannot return (and destroy this object, a stack
+  /// local of the test) until the notifying thread is done with the condition variable.
   void add(int n = 1) {
-    {
-      std::lock_guard lk(m_);
-      v_ += n;
-    }
+    std::lock_guard lk(m_);
+    v_ += n;
     cv_.notify_all();
   }
   int value() const {
