@@ -1,18 +1,30 @@
-// bt::dendrite: connection pool, one-deadline call operation, fan-out, own I/O threads.
+// bt::dendrite: the call (one coroutine per call), fan-out, own I/O threads. The keep-alive
+// connection pool is connection_pool.cpp; the codec (request encoding, response merge) is
+// dendrite_codec.cpp.
 //
-// One call is a `call_op` owned by its pending handlers (shared_ptr captured in each), running on
-// its own strand: take a pooled connection or connect, encode and sign, write head+body with one
-// gather write, read the response with a fresh limited parser (skipping 1xx interim answers;
-// the head limit also bounds chunk extensions and trailers, and a connection's read buffer has a
-// maximum size, so no peer can grow memory past the limits), merge. A steady_timer armed once
-// with the absolute deadline closes the socket when it fires, so no byte a miner drips can
-// extend the call; every completion checks the flags before interpreting its error code.
+// One call is one coroutine (dendrite_call::exchange) on the call's own strand: take a pooled
+// connection or connect, encode and sign, write head+body with one gather write, read responses
+// with a fresh limited parser until a final (non-1xx) one, then the body: a unary call (and a
+// non-200 streamed answer) reads it whole and merges it; a streamed 200 hands it to the stream
+// sink as it arrives. The head limit also bounds 1xx heads, chunk extensions and trailers, and a
+// connection's read buffer has a maximum size, so no peer can grow memory past the limits.
+//
+// The deadline and cancellation are one thing, the call's stop: a steady_timer armed once with
+// the absolute deadline, cancel() and the dendrite's shutdown all set it and close the socket,
+// so no byte a miner drips can extend the call; the coroutine only suspends in socket
+// operations, and after each one it calls throw_if_stopped() before looking at the result.
+// Failures are thrown as call_failure inside the coroutine and recorded once; finish() then
+// pools the connection only after a complete, clean exchange.
 #include <bt/dendrite.hpp>
 
 #include <bt/json_body.hpp>
 
+#include "connection_pool.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_executor.hpp>
-#include <boost/asio/connect.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +32,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
@@ -30,11 +43,11 @@
 #include <spdlog/logger.h>
 
 #include <pthread.h>
-#include <sys/socket.h>
 
+#include <array>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -50,22 +63,6 @@ using tcp = net::ip::tcp;
 using steady = std::chrono::steady_clock;
 
 namespace detail {
-
-/// A keep-alive connection and the buffers it reuses from call to call.
-struct pooled_connection {
-  tcp::socket socket;
-  beast::flat_buffer buffer;  ///< response bytes; empty between calls
-  std::string head, body;     ///< request buffers
-  std::string scratch;        ///< the signed message
-  std::string local_ip;       ///< local address of the socket (default dendrite ip)
-  steady::time_point idle_since{};
-
-  explicit pooled_connection(const net::any_io_executor& ex) : socket(ex) {}
-};
-
-/// Request buffers are kept between calls, but a one-off huge request or response should not
-/// pin its memory for the life of the connection.
-constexpr std::size_t keep_buffer_bytes = 1u << 20;
 
 /// A connection's read buffer may hold max_response_header_bytes plus this: Beast's parser needs
 /// a whole head, chunk-size line or trailer section in the buffer before parsing it, and reads
@@ -86,17 +83,7 @@ std::size_t fields_bytes(const http::fields& f) {
   return n;
 }
 
-/// Pooled connections idle longer than this are checked for a FIN before reuse.
-constexpr auto peek_after = std::chrono::milliseconds(500);
-
-struct dendrite_endpoint_hash {
-  std::size_t operator()(const tcp::endpoint& e) const noexcept {
-    return std::hash<tcp::endpoint>()(e);
-  }
-};
-
 class dendrite_call;
-struct dendrite_fanout;
 
 /// What running operations share with the dendrite object; kept alive by them.
 struct dendrite_state {
@@ -106,17 +93,13 @@ struct dendrite_state {
   net::any_io_executor ex;
   bool own_single_thread = false;  ///< one thread runs ex: no strands needed
   std::shared_ptr<spdlog::logger> log;
+  connection_pool pool;
 
   std::atomic<std::int64_t> last_nonce{0};
   std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
 
   std::mutex mu;  // guards everything below
   bool stopped = false;
-  std::unordered_map<tcp::endpoint, std::vector<std::unique_ptr<pooled_connection>>,
-                     dendrite_endpoint_hash>
-      idle;
-  std::size_t idle_total = 0;
-  steady::time_point last_sweep{};
   std::unordered_map<dendrite_call*, std::weak_ptr<dendrite_call>> active;
 
   dendrite_state(dendrite_options o, keypair k, net::any_io_executor e)
@@ -124,7 +107,10 @@ struct dendrite_state {
         key(std::move(k)),
         uuid(make_uuid1()),
         ex(std::move(e)),
-        log(opt.logger) {
+        log(opt.logger),
+        pool(connection_pool_limits{.max_idle_per_endpoint = opt.max_idle_per_endpoint,
+                                    .max_idle_total = opt.max_idle_total,
+                                    .idle_timeout = opt.idle_timeout}) {
     if (opt.insecure_skip_signing && log)
       log->warn(
           "dendrite: REQUEST SIGNING IS OFF (insecure_skip_signing); benchmarks only, loopback "
@@ -156,83 +142,7 @@ struct dendrite_state {
     return net::make_strand(ex);
   }
 
-  /// An idle connection to `ep` still usable, or null.
-  std::unique_ptr<pooled_connection> take(const tcp::endpoint& ep) {
-    const auto now = steady::now();
-    for (;;) {
-      std::unique_ptr<pooled_connection> c;
-      {
-        std::lock_guard lk(mu);
-        auto it = idle.find(ep);
-        if (it == idle.end()) return nullptr;
-        c = std::move(it->second.back());
-        it->second.pop_back();
-        if (it->second.empty()) idle.erase(it);
-        --idle_total;
-      }
-      const auto idle_for = now - c->idle_since;
-      if (idle_for >= opt.idle_timeout) continue;
-      // Servers close idle connections after seconds (uvicorn 5 s), so a connection idle for
-      // less than peek_after is used without the extra system call; the retry covers the rest.
-      if (idle_for < peek_after || still_open(*c)) return c;
-      // expired or closed by the server: drop it (the destructor closes the descriptor)
-    }
-  }
-
-  /// A non-blocking peek: the server's FIN (0) or unexpected bytes (> 0) make the connection
-  /// unusable; only "would block" means it is idle and open.
-  static bool still_open(pooled_connection& c) {
-    char b;
-    const ssize_t r = ::recv(c.socket.native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
-    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-  }
-
-  void put(const tcp::endpoint& ep, std::unique_ptr<pooled_connection> c) {
-    const auto now = steady::now();
-    c->idle_since = now;
-    if (c->body.capacity() > keep_buffer_bytes) std::string().swap(c->body);
-    if (c->head.capacity() > keep_buffer_bytes) std::string().swap(c->head);
-    if (c->buffer.capacity() > keep_buffer_bytes) c->buffer.shrink_to_fit();
-    std::vector<std::unique_ptr<pooled_connection>> expired;  // closed outside the lock
-    {
-      std::lock_guard lk(mu);
-      if (now - last_sweep > std::chrono::seconds(1)) {
-        last_sweep = now;
-        sweep_locked(now, expired);
-      }
-      if (stopped || idle_total >= opt.max_idle_total) return;
-      auto& v = idle[ep];
-      if (v.size() >= opt.max_idle_per_endpoint) return;
-      v.push_back(std::move(c));
-      ++idle_total;
-    }
-  }
-
-  void sweep_locked(steady::time_point now, std::vector<std::unique_ptr<pooled_connection>>& out) {
-    for (auto it = idle.begin(); it != idle.end();) {
-      auto& v = it->second;
-      for (std::size_t i = 0; i < v.size();) {
-        if (now - v[i]->idle_since >= opt.idle_timeout) {
-          out.push_back(std::move(v[i]));
-          v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
-          --idle_total;
-        } else {
-          ++i;
-        }
-      }
-      it = v.empty() ? idle.erase(it) : std::next(it);
-    }
-  }
-
-  void close_idle() {
-    decltype(idle) drop;
-    {
-      std::lock_guard lk(mu);
-      drop.swap(idle);
-      idle_total = 0;
-    }
-  }
-
+  /// False once the dendrite is stopping (the call must not start).
   bool register_op(dendrite_call* op, const std::shared_ptr<dendrite_call>& sp) {
     std::lock_guard lk(mu);
     if (stopped) return false;
@@ -247,12 +157,21 @@ struct dendrite_state {
   void shutdown();
 };
 
-/// One call: its own strand, deadline timer, connection and parser.
+/// Why a call ended without a merged answer: thrown inside the call's coroutine, recorded once.
+struct call_failure {
+  dendrite_errc code;
+  std::string detail;
+};
+
+/// One call: its own strand, deadline timer, connection and parser, and the coroutine that runs
+/// the exchange on them.
 class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
  public:
   /// `target` must outlive the op (owned by the op for single calls, by the fan-out otherwise).
+  /// `sink` non-null makes this a streaming call (call_stream, PROTOCOL 7): a 200 body goes to
+  /// it as it arrives (detail/dendrite_stream.hpp); it must outlive the op too.
   dendrite_call(std::shared_ptr<dendrite_state> st, const axon_info& target, synapse_ref ref,
-                double timeout, steady::time_point deadline)
+                double timeout, steady::time_point deadline, stream_sink* sink = nullptr)
       : st_(std::move(st)),
         exec_(st_->make_op_executor()),
         timer_(st_->ex),
@@ -260,115 +179,150 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
         ref_(ref),
         timeout_(timeout),
         deadline_(deadline),
-        begin_(steady::now()),
+        stream_(sink),
         chunk_cb_([this](std::uint64_t, beast::string_view ext, beast::error_code& ec) {
           on_chunk_header(ext, ec);
         }) {}
 
   std::function<void()> on_done;  // set before start(); runs on the op's executor
 
-  /// Makes this a streaming call (call_stream, PROTOCOL 7): a 200 body goes to `sink` as it
-  /// arrives (detail/dendrite_stream.hpp). `sink` must outlive the op. Set before start().
-  void set_stream(stream_sink* sink) noexcept { stream_ = sink; }
-
-  const net::any_io_executor& executor() const noexcept { return exec_; }
-
-  /// Begins the call: posts onto the op's executor (never completes inline).
-  void start() {
+  /// Begins the call; on_done runs when it has completed, never inside start().
+  /// `cancel_reason` non-empty: the call is cancelled before it begins (a fan-out cancelled
+  /// while this call was queued).
+  void start(std::string cancel_reason = {}) {
     auto self = shared_from_this();
-    if (!st_->register_op(this, self)) {
-      net::post(exec_, [self] { self->fail(dendrite_errc::cancelled, "dendrite stopped"); });
-      return;
-    }
-    registered_ = true;
-    net::post(exec_, [self] { self->on_start(); });
+    std::optional<call_failure> stopped;
+    if (!st_->register_op(this, self))
+      stopped = call_failure{dendrite_errc::cancelled, "dendrite stopped"};
+    else if (!cancel_reason.empty())
+      stopped = call_failure{dendrite_errc::cancelled, std::move(cancel_reason)};
+    // co_spawn never runs its completion handler inside co_spawn itself.
+    net::co_spawn(exec_, exchange(std::move(stopped)),
+                  [self](std::exception_ptr e, bool keep) { self->finish(e, keep); });
   }
 
-  /// Thread-safe: ends the call as cancelled (no-op once finished).
+  /// Thread-safe: ends the call as cancelled (no effect once it has ended).
   void cancel(std::string reason) {
-    auto self = shared_from_this();
-    net::post(exec_, [self, reason = std::move(reason)]() mutable {
-      if (self->finished_ || self->cancelled_) return;
-      self->cancelled_ = true;
-      self->cancel_reason_ = std::move(reason);
-      if (!self->started_) return;  // on_start sees the flag
-      if (self->conn_) {
-        beast::error_code ignored;
-        self->conn_->socket.close(ignored);  // pending operation completes with an error
-      } else {
-        self->fail(dendrite_errc::cancelled, self->cancel_reason_);
-      }
+    net::post(exec_, [self = shared_from_this(), reason = std::move(reason)]() mutable {
+      self->stop(dendrite_errc::cancelled, std::move(reason));
     });
   }
 
  private:
-  template <class F>
-  auto bind(F&& f) {
-    return net::bind_executor(exec_, std::forward<F>(f));
-  }
+  static constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 
   const std::string& name() const { return ref_.descriptor->name(); }
 
-  void on_start() {
-    started_ = true;
+  /// The deadline timer, cancel() and shutdown end the call here (on the op's executor): the
+  /// first reason wins, and closing the socket makes the pending socket operation complete.
+  void stop(dendrite_errc e, std::string detail) {
+    if (stop_) return;
+    stop_ = call_failure{e, std::move(detail)};
+    if (conn_) {
+      beast::error_code ignored;
+      conn_->socket.close(ignored);
+    }
+  }
+
+  /// The one place the deadline and cancellation are checked: at the start and after every
+  /// socket operation, before its result is looked at (a stop outranks the error the closed
+  /// socket produced, and an answer that lost the race with the deadline).
+  void throw_if_stopped() {
+    if (!stop_ && steady::now() >= deadline_) stop_ = call_failure{dendrite_errc::timeout, {}};
+    if (stop_) throw *stop_;
+  }
+
+  /// The whole call (`stopped_before_start`: see start()). Returns whether the connection may be
+  /// pooled; throws call_failure.
+  net::awaitable<bool> exchange(std::optional<call_failure> stopped_before_start) {
+    const steady::time_point begin = steady::now();
+    if (stopped_before_start && !stop_) stop_ = std::move(stopped_before_start);
     synapse& s = *ref_.object;
     const std::string_view ext = st_->opt.external_ip;
     preset_request(s, target_, timeout_, st_->identity(), ext);
-    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
-    if (steady::now() >= deadline_) return fail(dendrite_errc::timeout, {});
+    // A fan-out call still queued at its deadline ends here, without a connection.
+    throw_if_stopped();
 
     beast::error_code ec;
     auto addr = net::ip::make_address(target_.ip, ec);
-    if (ec) {
-      return fail(dendrite_errc::invalid_address,
-                  "invalid axon address '" + target_.ip + "' (an IP literal is required)");
-    }
+    if (ec)
+      throw call_failure{dendrite_errc::invalid_address,
+                         "invalid axon address '" + target_.ip + "' (an IP literal is required)"};
     // Our own public address: talk to our own miner over loopback (PROTOCOL 4.1, D19).
     if (!ext.empty() && target_.ip == ext) addr = net::ip::make_address_v4("127.0.0.1");
     if (st_->opt.insecure_skip_signing && !addr.is_loopback())
-      return fail(dendrite_errc::invalid_address,
-                  "insecure_skip_signing refuses the non-loopback axon '" + target_.ip + "'");
+      throw call_failure{
+          dendrite_errc::invalid_address,
+          "insecure_skip_signing refuses the non-loopback axon '" + target_.ip + "'"};
     ep_ = tcp::endpoint(addr, target_.port);
     host_ = host_header(target_.ip, target_.port);
 
     timer_.expires_at(deadline_);
-    timer_.async_wait(
-        bind([self = shared_from_this()](beast::error_code e) { self->on_deadline(e); }));
+    timer_.async_wait(net::bind_executor(exec_, [self = shared_from_this()](beast::error_code e) {
+      if (e != net::error::operation_aborted) self->stop(dendrite_errc::timeout, {});
+    }));
 
-    conn_ = st_->take(ep_);
-    if (conn_) {
-      reused_ = true;
+    // A pooled connection that fails before any response byte was probably closed by the server
+    // while idle (keep-alive race): it is retried once, on a fresh connection with a fresh nonce.
+    conn_ = st_->pool.take(ep_);
+    bool may_retry = conn_ != nullptr;
+    if (conn_)
       st_->reused.fetch_add(1, std::memory_order_relaxed);
-      send();
+    else
+      co_await connect();
+    for (;;) {
+      ec = co_await send();
+      if (!ec) ec = co_await read_final_head();
+      if (!ec) break;
+      if (!std::exchange(may_retry, false) || got_some_response()) throw io_failure(ec);
+      st_->retries.fetch_add(1, std::memory_order_relaxed);
+      co_await connect();
+    }
+
+    auto& res = parser_->get();
+    if (stream_ && res.result_int() == 200) {
+      // PROTOCOL 7: the body is an opaque byte stream for the type's parser, whatever its
+      // content type says (D17). The parser's body limit counts the whole stream.
+      while (!parser_->is_done()) {
+        auto [e, n] =
+            co_await http::async_read_some(conn_->socket, conn_->buffer, *parser_, use_ec);
+        // Bytes that arrived before a deadline, a cancellation or a close are still delivered.
+        deliver_stream_bytes();
+        throw_if_stopped();
+        if (e) throw io_failure(e);
+      }
+      guard_stream_parser([&] { stream_->end(s); });
+      trailers_fit();
+      std::string detail;
+      if (auto e = apply_stream_headers(s, res, detail); e)
+        throw call_failure{static_cast<dendrite_errc>(e.value()), std::move(detail)};
     } else {
-      connect();
+      if (stream_) {
+        // A streamed call's non-200 head (401, 404, 503, ... from stages 1-5): an ordinary JSON
+        // answer, read whole and merged as call()'s (PROTOCOL 6.3).
+        auto [e, n] = co_await http::async_read(conn_->socket, conn_->buffer, *parser_, use_ec);
+        throw_if_stopped();
+        if (e) throw io_failure(e);
+      }
+      trailers_fit();
+      std::string detail;
+      if (auto e = apply_response(ref_, res.result_int(), res, res.body(), detail); e)
+        throw call_failure{static_cast<dendrite_errc>(e.value()), std::move(detail)};
     }
+    s.dendrite.process_time = std::chrono::duration<double>(steady::now() - begin).count();
+    co_return res.keep_alive() && conn_->buffer.size() == 0;
   }
 
-  void on_deadline(beast::error_code ec) {
-    if (ec == net::error::operation_aborted || finished_) return;
-    timed_out_ = true;
-    if (conn_) {
-      beast::error_code ignored;
-      conn_->socket.close(ignored);  // the pending connect/write/read completes with an error
-    }
-  }
-
-  void connect() {
-    reused_ = false;
-    conn_ = std::make_unique<pooled_connection>(st_->ex);
-    conn_->buffer.max_size(read_buffer_max(st_->opt));
+  /// A new connection to ep_ (replacing, and so closing, the current one).
+  net::awaitable<void> connect() {
+    parser_.reset();
+    conn_ = std::make_unique<pooled_connection>(st_->ex, read_buffer_max(st_->opt));
     st_->opened.fetch_add(1, std::memory_order_relaxed);
-    conn_->socket.async_connect(
-        ep_, bind([self = shared_from_this()](beast::error_code e) { self->on_connect(e); }));
-  }
-
-  void on_connect(beast::error_code ec) {
-    if (timed_out_) return fail(dendrite_errc::timeout, {});
-    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
+    auto [ec] = co_await conn_->socket.async_connect(ep_, use_ec);
+    throw_if_stopped();
     if (ec) {
       if (st_->log) st_->log->debug("dendrite | connect {} failed: {}", host_, ec.message());
-      return fail(dendrite_errc::connect_failed, ec.message());
+      throw call_failure{dendrite_errc::connect_failed, ec.message()};
     }
     beast::error_code ignored;
     conn_->socket.set_option(tcp::no_delay(true), ignored);
@@ -376,10 +330,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       auto local = conn_->socket.local_endpoint(ignored);
       if (!ignored) conn_->local_ip = local.address().to_string();
     }
-    send();
   }
 
-  void send() {
+  /// Encodes, signs (a fresh nonce each time) and writes the request. Returns the write's error.
+  net::awaitable<beast::error_code> send() {
     synapse& s = *ref_.object;
     pooled_connection& c = *conn_;
     const std::string_view ip =
@@ -391,53 +345,66 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
                       c.head.size() + c.body.size(), name(), target_.hotkey, host_);
     }
     std::array<net::const_buffer, 2> bufs{net::buffer(c.head), net::buffer(c.body)};
-    net::async_write(
-        c.socket, bufs,
-        bind([self = shared_from_this()](beast::error_code e, std::size_t) { self->on_write(e); }));
+    auto [ec, n] = co_await net::async_write(c.socket, bufs, use_ec);
+    throw_if_stopped();
+    co_return ec;
   }
 
-  void on_write(beast::error_code ec) {
-    if (timed_out_) return fail(dendrite_errc::timeout, {});
-    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
-    if (ec) {
-      if (may_retry()) return retry();
-      return fail(dendrite_errc::disconnected, ec.message());
+  /// Reads responses on the connection until a final (non-1xx) one, each with a fresh parser:
+  /// of the final one, the head alone for a streaming call, the whole message otherwise. 1xx
+  /// interim responses (heads only) are skipped (RFC 9112 section 6.1), a bounded number of
+  /// times. Returns the read's error; throws when the interim responses pass the limits.
+  net::awaitable<beast::error_code> read_final_head() {
+    for (;;) {
+      new_parser();
+      auto [ec, n] =
+          stream_ ? co_await http::async_read_header(conn_->socket, conn_->buffer, *parser_, use_ec)
+                  : co_await http::async_read(conn_->socket, conn_->buffer, *parser_, use_ec);
+      throw_if_stopped();
+      if (ec || parser_->get().result_int() / 100 != 1) co_return ec;
+      skip_interim(n);
     }
-    read_response();
   }
 
-  /// Reads one response (the final one, or a 1xx interim one to skip) with a fresh parser. The
-  /// head budget max_response_header_bytes is shared by the heads of skipped interim responses,
-  /// this head, its chunk extensions and its trailers (on_chunk_header, trailers_fit).
-  void read_response() {
+  /// A 1xx interim response of `head_bytes` was read: count it (and its head, against the head
+  /// budget), or end the call when over a limit.
+  void skip_interim(std::size_t head_bytes) {
+    const dendrite_options& o = st_->opt;
+    if (parser_->get().result_int() == 101)
+      throw call_failure{dendrite_errc::malformed_response,
+                         "unexpected 101 Switching Protocols (no upgrade was requested)"};
+    interim_bytes_ += head_bytes;
+    if (++interim_ > o.max_interim_responses)
+      throw call_failure{
+          dendrite_errc::malformed_response,
+          "more than " + std::to_string(o.max_interim_responses) + " interim (1xx) responses"};
+    if (interim_bytes_ >= o.max_response_header_bytes) throw head_limit_failure();
+  }
+
+  /// Any byte of a response on this connection (then a failure is not the keep-alive race).
+  bool got_some_response() const {
+    return interim_ > 0 || conn_->buffer.size() > 0 || (parser_ && parser_->got_some());
+  }
+
+  /// A fresh response parser with the limits. The head budget max_response_header_bytes is
+  /// shared by the heads of skipped interim responses, this head, its chunk extensions and its
+  /// trailers (on_chunk_header, trailers_fit).
+  void new_parser() {
     const std::size_t limit = st_->opt.max_response_header_bytes;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(limit - std::min(limit, interim_bytes_), UINT32_MAX)));
     parser_->body_limit(st_->opt.max_response_body_bytes);
     parser_->on_chunk_header(chunk_cb_);
-    head_counted_ = false;
     head_fields_bytes_ = 0;
     meta_bytes_ = 0;
-    if (stream_) {
-      http::async_read_header(conn_->socket, conn_->buffer, *parser_,
-                              bind([self = shared_from_this()](beast::error_code e, std::size_t n) {
-                                self->on_stream_head(e, n);
-                              }));
-      return;
-    }
-    http::async_read(conn_->socket, conn_->buffer, *parser_,
-                     bind([self = shared_from_this()](beast::error_code e, std::size_t n) {
-                       self->on_read(e, n);
-                     }));
   }
 
   /// Parser callback, once per chunk (the last one too), before its data. Counts the head
   /// (approximately, as fields_bytes) once, then every extension, against the head budget; over
   /// it, the parse stops with header_limit and meta_over_ picks the message.
   void on_chunk_header(beast::string_view ext, beast::error_code& ec) {
-    if (!head_counted_) {
-      head_counted_ = true;
+    if (meta_bytes_ == 0) {  // the first chunk: count the head (never 0 bytes) once
       const auto& res = parser_->get();
       head_fields_bytes_ = fields_bytes(res);
       // "HTTP/1.1 200 " + reason + CRLF, the fields, the empty line; plus skipped 1xx heads.
@@ -450,194 +417,101 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     }
   }
 
-  /// After a complete chunked body: the trailer fields (appended to the head's fields by the
-  /// parser) count against the head budget too. Their bytes were already bounded by the read
-  /// buffer's cap; this makes the limit exact. Fails the call and returns false when over.
-  bool trailers_fit() {
-    if (!head_counted_) return true;  // not chunked: no trailers
+  /// After a complete body: the trailer fields of a chunked body (appended to the head's fields
+  /// by the parser) count against the head budget too. Their bytes were already bounded by the
+  /// read buffer's cap; this makes the limit exact. Throws when over.
+  void trailers_fit() {
+    if (meta_bytes_ == 0) return;  // not chunked: no trailers
     const std::size_t all = fields_bytes(parser_->get());
     const std::size_t trailers = all > head_fields_bytes_ ? all - head_fields_bytes_ : 0;
-    if (meta_bytes_ + trailers <= st_->opt.max_response_header_bytes) return true;
-    meta_over_ = true;
-    fail(dendrite_errc::response_too_large, meta_limit_message());
-    return false;
+    if (meta_bytes_ + trailers > st_->opt.max_response_header_bytes) throw meta_limit_failure();
   }
 
-  std::string meta_limit_message() const {
-    return "response head, chunk extensions and trailers exceed " +
-           std::to_string(st_->opt.max_response_header_bytes) + " bytes";
+  call_failure head_limit_failure() const {
+    return {
+        dendrite_errc::response_too_large,
+        "response head exceeds " + std::to_string(st_->opt.max_response_header_bytes) + " bytes"};
+  }
+  call_failure meta_limit_failure() const {
+    return {dendrite_errc::response_too_large,
+            "response head, chunk extensions and trailers exceed " +
+                std::to_string(st_->opt.max_response_header_bytes) + " bytes"};
   }
 
-  /// A 1xx interim response (its head only; 1xx has no body) was read: skip it and read the
-  /// next response on the same connection (RFC 9112 section 6.1), a bounded number of times.
-  void on_interim(std::size_t head_bytes) {
-    if (parser_->get().result_int() == 101)
-      return fail(dendrite_errc::malformed_response,
-                  "unexpected 101 Switching Protocols (no upgrade was requested)");
-    interim_bytes_ += head_bytes;
-    if (++interim_ > st_->opt.max_interim_responses)
-      return fail(dendrite_errc::malformed_response,
-                  "more than " + std::to_string(st_->opt.max_interim_responses) +
-                      " interim (1xx) responses");
-    if (interim_bytes_ >= st_->opt.max_response_header_bytes)
-      return fail(
-          dendrite_errc::response_too_large,
-          "response head exceeds " + std::to_string(st_->opt.max_response_header_bytes) + " bytes");
-    read_response();
-  }
-
-  /// A pooled connection that fails before any response byte was probably closed by the server
-  /// while idle (keep-alive race): retry once, on a fresh connection with a fresh nonce.
-  bool may_retry() const {
-    return reused_ && !retried_ && !timed_out_ && !cancelled_ && interim_ == 0 &&
-           conn_->buffer.size() == 0 && (!parser_ || !parser_->got_some());
-  }
-
-  void retry() {
-    retried_ = true;
-    st_->retries.fetch_add(1, std::memory_order_relaxed);
-    parser_.reset();
-    conn_.reset();
-    connect();
-  }
-
-  void on_read(beast::error_code ec, std::size_t n) {
-    if (timed_out_) return fail(dendrite_errc::timeout, {});
-    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
-    if (ec) return on_read_error(ec);
-
-    auto& res = parser_->get();
-    if (res.result_int() / 100 == 1) return on_interim(n);
-    if (!trailers_fit()) return;
-    std::string detail;
-    if (auto e = apply_response(ref_, res.result_int(), res, res.body(), detail); e)
-      return fail(static_cast<dendrite_errc>(e.value()), detail);
-    synapse& s = *ref_.object;
-    s.dendrite.process_time = std::chrono::duration<double>(steady::now() - begin_).count();
-    keep_ = res.keep_alive() && conn_->buffer.size() == 0;
-    finish();
-  }
-
-  // ---- streaming (call_stream): the head as for call(), then a 200 body read incrementally ----
-
-  void on_stream_head(beast::error_code ec, std::size_t n) {
-    if (timed_out_) return fail(dendrite_errc::timeout, {});
-    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
-    if (ec) return on_read_error(ec);
-    const int status = parser_->get().result_int();
-    if (status / 100 == 1) return on_interim(n);
-    if (status != 200) {
-      // An ordinary answer (401, 404, 503, ... from stages 1-5): the JSON error path of 6.3.
-      http::async_read(conn_->socket, conn_->buffer, *parser_,
-                       bind([self = shared_from_this()](beast::error_code e, std::size_t m) {
-                         self->on_read(e, m);
-                       }));
-      return;
-    }
-    // PROTOCOL 7: the body is an opaque byte stream for the type's parser, whatever its
-    // content type says (D17). The parser's body limit counts the whole stream.
-    on_stream_read({});
-  }
-
-  /// Hands the body bytes parsed so far to the sink, then reads more until the body is complete.
-  /// The deadline timer closing the socket ends the loop like any other read.
-  void on_stream_read(beast::error_code ec) {
-    // Bytes that arrived before a deadline, a cancellation or a close are still delivered.
-    std::string& body = parser_->get().body();
-    if (!body.empty()) {
-      if (!feed_stream(body)) return;
-      body.clear();
-    }
-    if (timed_out_) return fail(dendrite_errc::timeout, {});
-    if (cancelled_) return fail(dendrite_errc::cancelled, cancel_reason_);
-    if (ec) return on_read_error(ec);
-    if (parser_->is_done()) return end_stream();
-    http::async_read_some(conn_->socket, conn_->buffer, *parser_,
-                          bind([self = shared_from_this()](beast::error_code e, std::size_t) {
-                            self->on_stream_read(e);
-                          }));
-  }
-
-  /// Runs the type's parser (and the caller's on_item); an exception from either ends the call.
-  bool feed_stream(std::string_view bytes) {
-    try {
-      stream_->push(*ref_.object, bytes);
-      return true;
-    } catch (const std::exception& e) {
-      fail(dendrite_errc::malformed_response, std::string("stream parser failed: ") + e.what());
-    } catch (...) {
-      fail(dendrite_errc::malformed_response, "stream parser failed");
-    }
-    return false;
-  }
-
-  void end_stream() {
-    try {
-      stream_->end(*ref_.object);
-    } catch (const std::exception& e) {
-      return fail(dendrite_errc::malformed_response,
-                  std::string("stream parser failed: ") + e.what());
-    } catch (...) {
-      return fail(dendrite_errc::malformed_response, "stream parser failed");
-    }
-    if (!trailers_fit()) return;
-    auto& res = parser_->get();
-    std::string detail;
-    synapse& s = *ref_.object;
-    if (auto e = apply_stream_headers(s, res, detail); e)
-      return fail(static_cast<dendrite_errc>(e.value()), detail);
-    s.dendrite.process_time = std::chrono::duration<double>(steady::now() - begin_).count();
-    keep_ = res.keep_alive() && conn_->buffer.size() == 0;
-    finish();
-  }
-
-  /// A failed read of the response (head or body): the failure table of docs/dendrite.md.
-  void on_read_error(beast::error_code ec) {
-    if (may_retry()) return retry();
+  /// A failed socket operation (write or read of the response): the failure table of
+  /// docs/dendrite.md.
+  call_failure io_failure(beast::error_code ec) const {
     if (ec == http::error::body_limit)
-      return fail(
+      return {
           dendrite_errc::response_too_large,
-          "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) + " bytes");
+          "response body exceeds " + std::to_string(st_->opt.max_response_body_bytes) + " bytes"};
     // An extension or the trailers over the head budget, or a single line (chunk size,
     // trailer) longer than the read buffer's cap: the peer's metadata is too large.
     if ((ec == http::error::header_limit && meta_over_) || ec == http::error::buffer_overflow)
-      return fail(dendrite_errc::response_too_large, meta_limit_message());
-    if (ec == http::error::header_limit)
-      return fail(
-          dendrite_errc::response_too_large,
-          "response head exceeds " + std::to_string(st_->opt.max_response_header_bytes) + " bytes");
-    const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                        ec == net::error::eof || ec == net::error::connection_reset ||
+      return meta_limit_failure();
+    if (ec == http::error::header_limit) return head_limit_failure();
+    const bool eof = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                     ec == net::error::eof;
+    const bool closed = eof || ec == net::error::connection_reset ||
                         ec == net::error::connection_aborted || ec == net::error::broken_pipe;
-    if (closed && parser_->is_header_done()) return fail(dendrite_errc::payload_incomplete, {});
-    if (closed) {
-      const bool eof = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                       ec == net::error::eof;
-      return fail(dendrite_errc::disconnected, eof ? std::string() : ec.message());
-    }
+    if (closed && parser_ && parser_->is_header_done())
+      return {dendrite_errc::payload_incomplete, {}};
+    if (closed) return {dendrite_errc::disconnected, eof ? std::string() : ec.message()};
     if (&ec.category() == &http::make_error_code(http::error::bad_field).category())
-      return fail(dendrite_errc::malformed_response, "invalid HTTP response: " + ec.message());
-    return fail(dendrite_errc::disconnected, ec.message());
+      return {dendrite_errc::malformed_response, "invalid HTTP response: " + ec.message()};
+    return {dendrite_errc::disconnected, ec.message()};
   }
 
-  void fail(dendrite_errc e, std::string_view detail) {
-    if (finished_) return;
-    set_dendrite_failure(*ref_.object, name(), e, detail);
-    keep_ = false;
-    finish();
+  /// Hands the body bytes parsed so far to the stream sink (the type's parser, then the caller's
+  /// on_item) and clears them, so memory holds one read, not the stream.
+  void deliver_stream_bytes() {
+    std::string& body = parser_->get().body();
+    if (body.empty()) return;
+    guard_stream_parser([&] { stream_->push(*ref_.object, body); });
+    body.clear();
   }
 
-  void finish() {
-    finished_ = true;
+  /// Runs the type's parser (and the caller's on_item); an exception from either ends the call.
+  template <class F>
+  static void guard_stream_parser(F&& f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      throw call_failure{dendrite_errc::malformed_response,
+                         std::string("stream parser failed: ") + e.what()};
+    } catch (...) {
+      throw call_failure{dendrite_errc::malformed_response, "stream parser failed"};
+    }
+  }
+
+  /// The coroutine has ended: record the outcome, pool the connection only after a complete,
+  /// clean exchange (never after a failure, a stop or a partially read body), report.
+  void finish(std::exception_ptr ep, bool keep) {
+    if (ep) {
+      keep = false;
+      try {
+        std::rethrow_exception(ep);
+      } catch (const call_failure& f) {
+        set_dendrite_failure(*ref_.object, name(), f.code, f.detail);
+      } catch (const std::exception& e) {
+        // Not a failure of the exchange (e.g. a field the codec cannot encode); the call still
+        // completes, as every call must.
+        set_dendrite_failure(*ref_.object, name(), dendrite_errc::malformed_response,
+                             std::string("unexpected error: ") + e.what());
+      } catch (...) {
+        set_dendrite_failure(*ref_.object, name(), dendrite_errc::malformed_response,
+                             "unexpected error");
+      }
+    }
     timer_.cancel();
     parser_.reset();
     if (conn_) {
-      if (keep_ && !timed_out_ && !cancelled_)
-        st_->put(ep_, std::move(conn_));
+      if (keep)
+        st_->pool.put(ep_, std::move(conn_));
       else
         conn_.reset();
     }
-    if (registered_) st_->unregister_op(this);
+    st_->unregister_op(this);
     st_->calls.fetch_add(1, std::memory_order_relaxed);
     if (st_->log && st_->log->should_log(spdlog::level::debug)) {
       const synapse& s = *ref_.object;
@@ -656,8 +530,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   synapse_ref ref_;
   double timeout_;
   steady::time_point deadline_;
-  steady::time_point begin_;
+  stream_sink* stream_;  ///< set: a streaming call
 
+  /// Set once: the deadline passed, or the call was cancelled (see stop()).
+  std::optional<call_failure> stop_;
   tcp::endpoint ep_;
   std::string host_;
   std::unique_ptr<pooled_connection> conn_;
@@ -667,19 +543,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::size_t interim_ = 0;            ///< 1xx interim responses skipped
   std::size_t interim_bytes_ = 0;      ///< their heads' bytes (count against the head limit)
   std::size_t head_fields_bytes_ = 0;  ///< fields_bytes of the final head, before trailers
-  std::size_t meta_bytes_ = 0;         ///< head + chunk extensions so far (chunked bodies)
-  bool head_counted_ = false;          ///< the first chunk header has been seen
-  bool meta_over_ = false;             ///< header_limit came from extensions or trailers
-  stream_sink* stream_ = nullptr;      ///< set: a streaming call
-  std::string cancel_reason_;
-  bool registered_ = false;
-  bool started_ = false;
-  bool reused_ = false;
-  bool retried_ = false;
-  bool timed_out_ = false;
-  bool cancelled_ = false;
-  bool finished_ = false;
-  bool keep_ = false;
+  std::size_t meta_bytes_ = 0;  ///< chunked bodies: head + chunk extensions so far (0: none yet)
+  bool meta_over_ = false;      ///< header_limit came from extensions or trailers
 };
 
 void dendrite_state::shutdown() {
@@ -691,7 +556,7 @@ void dendrite_state::shutdown() {
       if (auto sp = w.lock()) ops.push_back(std::move(sp));
   }
   for (auto& op : ops) op->cancel("dendrite stopped");
-  close_idle();
+  pool.close();
 }
 
 /// Completes a type-erased handler on its own executor, keeping that executor's work count up
@@ -739,6 +604,7 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
 
   void launch_more() {
     std::vector<std::shared_ptr<dendrite_call>> start;
+    bool was_cancelled = false;
     {
       std::lock_guard lk(mu);
       while (next < axons.size() && running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
@@ -749,10 +615,11 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
         live[i] = op;
         start.push_back(std::move(op));
       }
-      if (cancelled)
-        for (auto& op : start) op->cancel("cancelled by the caller");
+      was_cancelled = cancelled;
     }
-    for (auto& op : start) op->start();
+    // A call launched after cancel_all() starts cancelled; one cancelled by a cancel_all()
+    // racing with this loop is stopped by its posted cancel().
+    for (auto& op : start) op->start(was_cancelled ? "cancelled by the caller" : std::string());
   }
 
   void on_call_done(std::size_t i) {
@@ -865,7 +732,7 @@ const dendrite::options& dendrite::get_options() const noexcept {
   return state_->opt;
 }
 void dendrite::close_idle() {
-  state_->close_idle();
+  state_->pool.close_idle();
 }
 
 dendrite_stats dendrite::stats() const {
@@ -874,8 +741,8 @@ dendrite_stats dendrite::stats() const {
   s.connections_opened = state_->opened.load();
   s.connections_reused = state_->reused.load();
   s.retries = state_->retries.load();
+  s.idle_connections = state_->pool.idle_count();
   std::lock_guard lk(state_->mu);
-  s.idle_connections = state_->idle_total;
   s.in_flight = state_->active.size();
   return s;
 }
@@ -885,13 +752,19 @@ void dendrite::check_blocking_allowed() const {
     throw std::logic_error("bt::dendrite: blocking call from one of the dendrite's own threads");
 }
 
-void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
-                               net::any_completion_handler<void()> handler) {
+namespace {
+/// A single call (call or call_stream): the op, completing the caller's handler.
+void start_single_call(const std::shared_ptr<detail::dendrite_state>& st, axon_info target,
+                       detail::synapse_ref ref, double timeout,
+                       std::optional<detail::stream_sink> sink,
+                       net::any_completion_handler<void()> handler) {
   auto call = std::make_shared<detail::dendrite_single_call>();
   call->target = std::move(target);
-  call->done.emplace(std::move(handler), state_->ex);
-  auto op = std::make_shared<detail::dendrite_call>(state_, call->target, ref, timeout,
-                                                    detail::dendrite_deadline_after(timeout));
+  if (sink) call->stream = std::move(*sink);
+  call->done.emplace(std::move(handler), st->ex);
+  auto op = std::make_shared<detail::dendrite_call>(st, call->target, ref, timeout,
+                                                    detail::dendrite_deadline_after(timeout),
+                                                    sink ? &call->stream : nullptr);
   if (call->done->slot.is_connected()) {
     call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
       if (auto sp = w.lock()) sp->cancel("cancelled by the caller");
@@ -900,24 +773,17 @@ void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double
   op->on_done = [call] { call->done->complete(); };
   op->start();
 }
+}  // namespace
+
+void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
+                               net::any_completion_handler<void()> handler) {
+  start_single_call(state_, std::move(target), ref, timeout, std::nullopt, std::move(handler));
+}
 
 void dendrite::async_call_stream_impl(axon_info target, detail::synapse_ref ref, double timeout,
                                       detail::stream_sink sink,
                                       net::any_completion_handler<void()> handler) {
-  auto call = std::make_shared<detail::dendrite_single_call>();
-  call->target = std::move(target);
-  call->stream = std::move(sink);
-  call->done.emplace(std::move(handler), state_->ex);
-  auto op = std::make_shared<detail::dendrite_call>(state_, call->target, ref, timeout,
-                                                    detail::dendrite_deadline_after(timeout));
-  op->set_stream(&call->stream);
-  if (call->done->slot.is_connected()) {
-    call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
-      if (auto sp = w.lock()) sp->cancel("cancelled by the caller");
-    });
-  }
-  op->on_done = [call] { call->done->complete(); };
-  op->start();
+  start_single_call(state_, std::move(target), ref, timeout, std::move(sink), std::move(handler));
 }
 
 void dendrite::async_forward_impl(std::vector<axon_info> axons,

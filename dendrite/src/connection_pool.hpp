@@ -1,0 +1,96 @@
+// The dendrite's keep-alive connection pool: idle connections per axon endpoint, bounded per
+// endpoint and in total, expired after dendrite_options::idle_timeout (swept lazily), checked
+// for the server's FIN before reuse when idle for a while. Thread-safe (one mutex); a connection
+// is owned by exactly one call while in use and by the pool while idle.
+//
+// Contract with the call: put() only a connection whose last exchange ended with a complete,
+// well-framed keep-alive response and no unread byte; anything else is destroyed (closed).
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace bt::detail {
+
+/// A keep-alive connection and the buffers it reuses from call to call.
+struct pooled_connection {
+  boost::asio::ip::tcp::socket socket;
+  boost::beast::flat_buffer buffer;  ///< response bytes; empty between calls
+  std::string head, body;            ///< request buffers
+  std::string scratch;               ///< the signed message
+  std::string local_ip;              ///< local address of the socket (default dendrite ip)
+  std::chrono::steady_clock::time_point idle_since{};
+
+  /// `read_buffer_max` caps `buffer` (see read_buffer_max() in dendrite.cpp).
+  pooled_connection(const boost::asio::any_io_executor& ex, std::size_t read_buffer_max)
+      : socket(ex) {
+    buffer.max_size(read_buffer_max);
+  }
+};
+
+/// Limits of the pool (from dendrite_options).
+struct connection_pool_limits {
+  std::size_t max_idle_per_endpoint = 4;
+  std::size_t max_idle_total = 512;
+  std::chrono::milliseconds idle_timeout{15'000};
+};
+
+class connection_pool {
+ public:
+  using endpoint = boost::asio::ip::tcp::endpoint;
+  using clock = std::chrono::steady_clock;
+
+  explicit connection_pool(connection_pool_limits limits) : limits_(limits) {}
+
+  /// An idle connection to `ep` still usable, or null. Expired ones, and ones the server closed
+  /// (checked by a non-blocking peek when idle for more than peek_after), are dropped on the way.
+  std::unique_ptr<pooled_connection> take(const endpoint& ep);
+
+  /// Keeps `c` for reuse if the limits allow and the pool is open; otherwise closes it. Shrinks
+  /// buffers a one-off huge request or response grew, and sweeps expired connections at most
+  /// once a second.
+  void put(const endpoint& ep, std::unique_ptr<pooled_connection> c);
+
+  /// Closes every idle connection now.
+  void close_idle();
+
+  /// Closes every idle connection and refuses every later put() (the dendrite is stopping).
+  void close();
+
+  std::size_t idle_count() const;
+
+  /// Servers close idle connections after seconds (uvicorn 5 s), so a connection idle for less
+  /// than this is reused without the extra system call; the call's one retry covers the rest.
+  static constexpr auto peek_after = std::chrono::milliseconds(500);
+
+  /// Request buffers are kept between calls, but a one-off huge request or response should not
+  /// pin its memory for the life of the connection.
+  static constexpr std::size_t keep_buffer_bytes = 1u << 20;
+
+ private:
+  using idle_list = std::vector<std::unique_ptr<pooled_connection>>;
+  struct endpoint_hash {
+    std::size_t operator()(const endpoint& e) const noexcept { return std::hash<endpoint>()(e); }
+  };
+
+  static bool still_open(pooled_connection& c);
+  void sweep_locked(clock::time_point now, idle_list& out);
+
+  const connection_pool_limits limits_;
+  mutable std::mutex mu_;  // guards everything below
+  bool closed_ = false;
+  std::unordered_map<endpoint, idle_list, endpoint_hash> idle_;
+  std::size_t idle_total_ = 0;
+  clock::time_point last_sweep_{};
+};
+
+}  // namespace bt::detail
