@@ -10,7 +10,7 @@
 //  - a parsed keypair serialises (full and public-only form) to JSON that parses back to the
 //    same public key and address, and the full form keeps the secret (it can sign);
 //  - sealing then opening with the same key gives the plaintext back;
-//  - a failure carries a keyfile or mnemonic errc.
+//  - a failure carries a keyfile or mnemonic key_errc.
 #include <bt/keyfile.hpp>
 
 #include "fuzz_support.hpp"
@@ -46,15 +46,15 @@ void check_keypair(const bt::keypair& kp) {
 }
 
 void check_error(const bt::error& err) {
-  using bt::errc;
+  using bt::key_errc;
   const auto c = err.code;
-  BT_FUZZ_CHECK(c == errc::keyfile_invalid || c == errc::keyfile_wrong_password ||
-                c == errc::mnemonic_word_count || c == errc::mnemonic_unknown_word ||
-                c == errc::mnemonic_checksum || c == errc::invalid_hex ||
-                c == errc::invalid_secret_key || c == errc::invalid_public_key ||
-                c == errc::ss58_bad_character || c == errc::ss58_bad_length ||
-                c == errc::ss58_bad_checksum || c == errc::ss58_bad_prefix ||
-                c == errc::ss58_reserved_prefix || c == errc::unsupported_crypto);
+  BT_FUZZ_CHECK(c == key_errc::keyfile_invalid || c == key_errc::keyfile_wrong_password ||
+                c == key_errc::mnemonic_word_count || c == key_errc::mnemonic_unknown_word ||
+                c == key_errc::mnemonic_checksum || c == key_errc::invalid_hex ||
+                c == key_errc::invalid_secret_key || c == key_errc::invalid_public_key ||
+                c == key_errc::ss58_bad_character || c == key_errc::ss58_bad_length ||
+                c == key_errc::ss58_bad_checksum || c == key_errc::ss58_bad_prefix ||
+                c == key_errc::ss58_reserved_prefix || c == key_errc::unsupported_crypto);
 }
 
 void parse_plain(std::string_view text) {

@@ -3,7 +3,7 @@
 // would cost far more than the parsing under test, and it takes no untrusted structure.
 //
 // Invariants:
-//  - validate_mnemonic agrees with mnemonic_to_entropy; a rejection names a mnemonic errc;
+//  - validate_mnemonic agrees with mnemonic_to_entropy; a rejection names a mnemonic key_errc;
 //  - an accepted phrase's entropy (16..32 bytes, multiple of 4) encodes to a mnemonic that is
 //    accepted again and gives the same entropy;
 //  - bip39_word_index(w) found => bip39_word(index) == w;
@@ -32,9 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto again = bt::mnemonic_to_entropy(phrase, err3);
     BT_FUZZ_CHECK(again && std::ranges::equal(again->bytes(), entropy->bytes()));
   } else {
-    using bt::errc;
-    BT_FUZZ_CHECK(err.code == errc::mnemonic_word_count ||
-                  err.code == errc::mnemonic_unknown_word || err.code == errc::mnemonic_checksum);
+    using bt::key_errc;
+    BT_FUZZ_CHECK(err.code == key_errc::mnemonic_word_count ||
+                  err.code == key_errc::mnemonic_unknown_word || err.code == key_errc::mnemonic_checksum);
     BT_FUZZ_CHECK(err.code == err2.code);
   }
 

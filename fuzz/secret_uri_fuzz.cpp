@@ -4,7 +4,7 @@
 // would dominate; mnemonic_fuzz covers the phrase parser).
 //
 // Invariants:
-//  - parse succeeds exactly when no error is set, and a failure is errc::invalid_uri;
+//  - parse succeeds exactly when no error is set, and a failure is key_errc::invalid_uri;
 //  - a parsed URI's phrase is a prefix of the input (or the dev phrase, when the input had none),
 //    a password is a suffix after "///", and there are no more junctions than '/' characters;
 //  - a junction's chain code does not depend on anything but its text: from_text(text) twice is
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto uri = bt::parse_secret_uri(text, err);
   BT_FUZZ_CHECK(uri.has_value() == !err);
   if (!uri) {
-    BT_FUZZ_CHECK(err.code == bt::errc::invalid_uri);
+    BT_FUZZ_CHECK(err.code == bt::key_errc::invalid_uri);
   } else {
     if (uri->phrase_is_dev) {
       BT_FUZZ_CHECK(uri->phrase == bt::dev_phrase);

@@ -86,7 +86,7 @@ TEST_CASE("make_dynamic_descriptor rejects bad declarations", "[dynamic_synapse]
     bt::error err;
     auto d = bt::make_dynamic_descriptor(c.name, c.fields, c.hashes, err);
     CHECK(d == nullptr);
-    CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+    CHECK(err.code == bt::make_error_code(bt::codec_errc::invalid_json));
     CHECK(err.what == c.what);
     CHECK(err.detail == c.detail);
   }

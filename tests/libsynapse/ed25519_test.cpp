@@ -1,6 +1,6 @@
 #include <bt/ed25519.hpp>
 
-#include <bt/error.hpp>
+#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
 #include <bt/keypair.hpp>
 #include <bt/ss58.hpp>
@@ -18,18 +18,18 @@ using bt::test::bytes_of;
 using bt::test::hex;
 using bt::test::hex_n;
 
-const std::map<std::string, bt::errc>& expected_reasons() {
-  static const std::map<std::string, bt::errc> m = {
+const std::map<std::string, bt::key_errc>& expected_reasons() {
+  static const std::map<std::string, bt::key_errc> m = {
       // The flipped R no longer decodes to a curve point.
-      {"one bit flipped in R (byte 3)", bt::errc::invalid_signature},
-      {"one bit flipped in s (byte 33)", bt::errc::signature_mismatch},
-      {"message changed: one bit flipped in message byte 0", bt::errc::signature_mismatch},
-      {"non-canonical s: s + L (RFC 8032 requires s < L)", bt::errc::invalid_signature},
-      {"high bit of s set (s >= 2^255, non-canonical)", bt::errc::invalid_signature},
-      {"wrong public key", bt::errc::signature_mismatch},
-      {"wrong public key (unrelated key)", bt::errc::signature_mismatch},
+      {"one bit flipped in R (byte 3)", bt::key_errc::invalid_signature},
+      {"one bit flipped in s (byte 33)", bt::key_errc::signature_mismatch},
+      {"message changed: one bit flipped in message byte 0", bt::key_errc::signature_mismatch},
+      {"non-canonical s: s + L (RFC 8032 requires s < L)", bt::key_errc::invalid_signature},
+      {"high bit of s set (s >= 2^255, non-canonical)", bt::key_errc::invalid_signature},
+      {"wrong public key", bt::key_errc::signature_mismatch},
+      {"wrong public key (unrelated key)", bt::key_errc::signature_mismatch},
       // R = 0 encodes a point of order 4, which libsodium refuses.
-      {"all-zero signature", bt::errc::invalid_signature},
+      {"all-zero signature", bt::key_errc::invalid_signature},
   };
   return m;
 }
@@ -52,9 +52,9 @@ TEST_CASE("ed25519 keys of ed25519_signatures.json", "[ed25519]") {
     CHECK(loaded.bytes == sk.bytes);
     auto tampered = sk.bytes;
     tampered[40] ^= 1;
-    CHECK(bt::ed25519::from_bytes(tampered, loaded) == bt::errc::invalid_secret_key);
+    CHECK(bt::ed25519::from_bytes(tampered, loaded) == bt::key_errc::invalid_secret_key);
     CHECK(bt::ed25519::from_bytes(std::span(sk.bytes).first(32), loaded) ==
-          bt::errc::invalid_secret_key);
+          bt::key_errc::invalid_secret_key);
   }
 }
 
@@ -97,9 +97,9 @@ TEST_CASE("ed25519 verify reports lengths and invalid public keys", "[ed25519]")
   const auto sig = bt::ed25519::sign(sk, bytes_of(msg));
   CHECK_FALSE(bt::ed25519::verify(pub, bytes_of(msg), sig));
   CHECK(bt::ed25519::verify(pub, bytes_of(msg), std::span(sig).first(63)) ==
-        bt::errc::invalid_signature);
+        bt::key_errc::invalid_signature);
   std::array<std::uint8_t, 32> small_order{};  // y = 0: order 4
-  CHECK(bt::ed25519::verify(small_order, bytes_of(msg), sig) == bt::errc::invalid_public_key);
+  CHECK(bt::ed25519::verify(small_order, bytes_of(msg), sig) == bt::key_errc::invalid_public_key);
   std::array<std::uint8_t, 32> identity{1};  // y = 1: the identity, small order
-  CHECK(bt::ed25519::verify(identity, bytes_of(msg), sig) == bt::errc::invalid_public_key);
+  CHECK(bt::ed25519::verify(identity, bytes_of(msg), sig) == bt::key_errc::invalid_public_key);
 }

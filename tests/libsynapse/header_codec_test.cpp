@@ -343,58 +343,58 @@ TEST_CASE("malformed headers: each gives a typed error naming the header",
   struct bad_case {
     std::string name;
     std::string value;
-    bt::errc code;
+    bt::codec_errc code;
     std::string what;
     std::string detail;
   };
   const std::vector<bad_case> cases = {
-      {"bt_header_dendrite_nonce", "abc", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
+      {"bt_header_dendrite_nonce", "abc", bt::codec_errc::invalid_integer, "bt_header_dendrite_nonce",
        "not a Python int() literal: 'abc'"},
-      {"bt_header_dendrite_nonce", "", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
+      {"bt_header_dendrite_nonce", "", bt::codec_errc::invalid_integer, "bt_header_dendrite_nonce",
        "not a Python int() literal: ''"},
-      {"bt_header_dendrite_nonce", "12.0", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
+      {"bt_header_dendrite_nonce", "12.0", bt::codec_errc::invalid_integer, "bt_header_dendrite_nonce",
        "not a Python int() literal: '12.0'"},
-      {"bt_header_dendrite_nonce", "1e3", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
+      {"bt_header_dendrite_nonce", "1e3", bt::codec_errc::invalid_integer, "bt_header_dendrite_nonce",
        "not a Python int() literal: '1e3'"},
-      {"bt_header_dendrite_nonce", "1__0", bt::errc::invalid_integer, "bt_header_dendrite_nonce",
+      {"bt_header_dendrite_nonce", "1__0", bt::codec_errc::invalid_integer, "bt_header_dendrite_nonce",
        "not a Python int() literal: '1__0'"},
-      {"bt_header_dendrite_nonce", "99999999999999999999", bt::errc::invalid_integer,
+      {"bt_header_dendrite_nonce", "99999999999999999999", bt::codec_errc::invalid_integer,
        "bt_header_dendrite_nonce", "integer out of range: '99999999999999999999'"},
-      {"BT_HEADER_AXON_PORT", "80x", bt::errc::invalid_integer, "bt_header_axon_port",
+      {"BT_HEADER_AXON_PORT", "80x", bt::codec_errc::invalid_integer, "bt_header_axon_port",
        "not a Python int() literal: '80x'"},
-      {"bt_header_axon_status_code", "0x10", bt::errc::invalid_integer,
+      {"bt_header_axon_status_code", "0x10", bt::codec_errc::invalid_integer,
        "bt_header_axon_status_code", "not a Python int() literal: '0x10'"},
-      {"bt_header_dendrite_version", "- 1", bt::errc::invalid_integer, "bt_header_dendrite_version",
+      {"bt_header_dendrite_version", "- 1", bt::codec_errc::invalid_integer, "bt_header_dendrite_version",
        "not a Python int() literal: '- 1'"},
-      {"total_size", "lots", bt::errc::invalid_integer, "total_size",
+      {"total_size", "lots", bt::codec_errc::invalid_integer, "total_size",
        "not a Python int() literal: 'lots'"},
-      {"Header_Size", "1.5", bt::errc::invalid_integer, "header_size",
+      {"Header_Size", "1.5", bt::codec_errc::invalid_integer, "header_size",
        "not a Python int() literal: '1.5'"},
-      {"timeout", "twelve", bt::errc::invalid_float, "timeout",
+      {"timeout", "twelve", bt::codec_errc::invalid_float, "timeout",
        "not a Python float() literal: 'twelve'"},
-      {"timeout", "None", bt::errc::invalid_float, "timeout",
+      {"timeout", "None", bt::codec_errc::invalid_float, "timeout",
        "not a Python float() literal: 'None'"},
-      {"timeout", "1._5", bt::errc::invalid_float, "timeout",
+      {"timeout", "1._5", bt::codec_errc::invalid_float, "timeout",
        "not a Python float() literal: '1._5'"},
-      {"bt_header_axon_process_time", "0x1p3", bt::errc::invalid_float,
+      {"bt_header_axon_process_time", "0x1p3", bt::codec_errc::invalid_float,
        "bt_header_axon_process_time", "not a Python float() literal: '0x1p3'"},
-      {"bt_header_input_obj_a", "MA=", bt::errc::invalid_base64, "bt_header_input_obj_a",
+      {"bt_header_input_obj_a", "MA=", bt::codec_errc::invalid_base64, "bt_header_input_obj_a",
        "not canonical base64: 'MA='"},
-      {"bt_header_input_obj_a", "M A==", bt::errc::invalid_base64, "bt_header_input_obj_a",
+      {"bt_header_input_obj_a", "M A==", bt::codec_errc::invalid_base64, "bt_header_input_obj_a",
        "not canonical base64: 'M A=='"},
-      {"bt_header_input_obj_a", "e30", bt::errc::invalid_base64, "bt_header_input_obj_a",
+      {"bt_header_input_obj_a", "e30", bt::codec_errc::invalid_base64, "bt_header_input_obj_a",
        "not canonical base64: 'e30'"},
-      {"bt_header_input_obj_a", "e3==", bt::errc::invalid_base64, "bt_header_input_obj_a",
+      {"bt_header_input_obj_a", "e3==", bt::codec_errc::invalid_base64, "bt_header_input_obj_a",
        "not canonical base64: 'e3=='"},
-      {"bt_header_input_obj_a", "e30=e30=", bt::errc::invalid_base64, "bt_header_input_obj_a",
+      {"bt_header_input_obj_a", "e30=e30=", bt::codec_errc::invalid_base64, "bt_header_input_obj_a",
        "not canonical base64: 'e30=e30='"},
-      {"bt_header_input_obj_a", "YWJj", bt::errc::invalid_json, "bt_header_input_obj_a",
+      {"bt_header_input_obj_a", "YWJj", bt::codec_errc::invalid_json, "bt_header_input_obj_a",
        ""},  // "abc": checked below by prefix
-      {"bt_header_dendrite_hotkey", std::string(8193, 'x'), bt::errc::value_too_long,
+      {"bt_header_dendrite_hotkey", std::string(8193, 'x'), bt::codec_errc::value_too_long,
        "bt_header_dendrite_hotkey", "value of 8193 bytes exceeds 8192"},
-      {"computed_body_hash", std::string(10000, 'a'), bt::errc::value_too_long,
+      {"computed_body_hash", std::string(10000, 'a'), bt::codec_errc::value_too_long,
        "computed_body_hash", "value of 10000 bytes exceeds 8192"},
-      {"bt_header_" + std::string(300, 'z'), "v", bt::errc::value_too_long,
+      {"bt_header_" + std::string(300, 'z'), "v", bt::codec_errc::value_too_long,
        "bt_header_" + std::string(54, 'z') + "...", "header name of 310 bytes exceeds 256"},
   };
   for (const auto& c : cases) {
@@ -439,7 +439,7 @@ TEST_CASE("placeholders: known values, other canonical base64 JSON, deep JSON", 
     b64 += i + 2 < deep.size() ? alphabet[n & 63] : '=';
   }
   CHECK_FALSE(r.feed("bt_header_input_obj_x", b64));
-  CHECK(r.result().code == bt::make_error_code(bt::errc::nesting_too_deep));
+  CHECK(r.result().code == bt::make_error_code(bt::codec_errc::nesting_too_deep));
   CHECK(r.result().what == "bt_header_input_obj_x");
 }
 

@@ -170,64 +170,64 @@ TEST_CASE("reading applies the TerminalInfo casts of PROTOCOL 1.1", "[json_body]
 TEST_CASE("malformed bodies: each gives the exact error", "[json_body][errors]") {
   struct bad_case {
     std::string body;
-    bt::errc code;
+    bt::codec_errc code;
     std::string what;
     std::string detail;  // exact, or a prefix when it ends with '*'
   };
   const std::vector<bad_case> cases = {
-      {"", bt::errc::invalid_json, "body", "*"},
-      {"{", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": 1,}", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": NaN}", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": Infinity}", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": 1} trailing", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": \"\xff\"}", bt::errc::invalid_json, "body", "*"},
-      {"{\"dummy_input\": 1, \"dummy_input\": 2}", bt::errc::invalid_json, "body",
+      {"", bt::codec_errc::invalid_json, "body", "*"},
+      {"{", bt::codec_errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": 1,}", bt::codec_errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": NaN}", bt::codec_errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": Infinity}", bt::codec_errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": 1} trailing", bt::codec_errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": \"\xff\"}", bt::codec_errc::invalid_json, "body", "*"},
+      {"{\"dummy_input\": 1, \"dummy_input\": 2}", bt::codec_errc::invalid_json, "body",
        "duplicate key 'dummy_input'"},
-      {"{\"dummy_input\": 123456789012345678901234567890}", bt::errc::invalid_json, "body",
+      {"{\"dummy_input\": 123456789012345678901234567890}", bt::codec_errc::invalid_json, "body",
        "integer literal beyond 64 bits: '123456789012345678901234567890'"},
-      {"{\"dummy_input\": -9223372036854775809}", bt::errc::invalid_json, "body",
+      {"{\"dummy_input\": -9223372036854775809}", bt::codec_errc::invalid_json, "body",
        "integer literal beyond 64 bits: '-9223372036854775809'"},
-      {std::string(65, '[') + std::string(65, ']'), bt::errc::nesting_too_deep, "body",
+      {std::string(65, '[') + std::string(65, ']'), bt::codec_errc::nesting_too_deep, "body",
        "nesting deeper than 64"},
-      {"[]", bt::errc::invalid_body, "body", "expected a JSON object, got array"},
-      {"\"text\"", bt::errc::invalid_body, "body", "expected a JSON object, got string"},
-      {"null", bt::errc::invalid_body, "body", "expected a JSON object, got null"},
-      {"{}", bt::errc::missing_field, "body.dummy_input", "required field absent"},
-      {"{\"dummy_output\": 1}", bt::errc::missing_field, "body.dummy_input",
+      {"[]", bt::codec_errc::invalid_body, "body", "expected a JSON object, got array"},
+      {"\"text\"", bt::codec_errc::invalid_body, "body", "expected a JSON object, got string"},
+      {"null", bt::codec_errc::invalid_body, "body", "expected a JSON object, got null"},
+      {"{}", bt::codec_errc::missing_field, "body.dummy_input", "required field absent"},
+      {"{\"dummy_output\": 1}", bt::codec_errc::missing_field, "body.dummy_input",
        "required field absent"},
-      {"{\"dummy_input\": \"1\"}", bt::errc::wrong_type, "body.dummy_input",
+      {"{\"dummy_input\": \"1\"}", bt::codec_errc::wrong_type, "body.dummy_input",
        "expected an integer, got string"},
-      {"{\"dummy_input\": 1.5}", bt::errc::wrong_type, "body.dummy_input",
+      {"{\"dummy_input\": 1.5}", bt::codec_errc::wrong_type, "body.dummy_input",
        "expected an integer, got a non-integral number"},
-      {"{\"dummy_input\": true}", bt::errc::wrong_type, "body.dummy_input",
+      {"{\"dummy_input\": true}", bt::codec_errc::wrong_type, "body.dummy_input",
        "expected an integer, got boolean"},
-      {"{\"dummy_input\": null}", bt::errc::wrong_type, "body.dummy_input",
+      {"{\"dummy_input\": null}", bt::codec_errc::wrong_type, "body.dummy_input",
        "expected an integer, got null"},
-      {"{\"dummy_input\": 18446744073709551615}", bt::errc::wrong_type, "body.dummy_input",
+      {"{\"dummy_input\": 18446744073709551615}", bt::codec_errc::wrong_type, "body.dummy_input",
        "integer out of range"},
-      {"{\"dummy_input\": 1e19}", bt::errc::wrong_type, "body.dummy_input", "integer out of range"},
-      {"{\"dummy_input\": 1, \"dummy_output\": [1]}", bt::errc::wrong_type, "body.dummy_output",
+      {"{\"dummy_input\": 1e19}", bt::codec_errc::wrong_type, "body.dummy_input", "integer out of range"},
+      {"{\"dummy_input\": 1, \"dummy_output\": [1]}", bt::codec_errc::wrong_type, "body.dummy_output",
        "expected an integer, got array"},
-      {"{\"dummy_input\": 1, \"timeout\": \"soon\"}", bt::errc::invalid_float, "body.timeout",
+      {"{\"dummy_input\": 1, \"timeout\": \"soon\"}", bt::codec_errc::invalid_float, "body.timeout",
        "not a Python float() literal: 'soon'"},
-      {"{\"dummy_input\": 1, \"timeout\": [12]}", bt::errc::wrong_type, "body.timeout",
+      {"{\"dummy_input\": 1, \"timeout\": [12]}", bt::codec_errc::wrong_type, "body.timeout",
        "expected a number, got array"},
-      {"{\"dummy_input\": 1, \"total_size\": 1.5}", bt::errc::invalid_integer, "body.total_size",
+      {"{\"dummy_input\": 1, \"total_size\": 1.5}", bt::codec_errc::invalid_integer, "body.total_size",
        "not an integral number"},
-      {"{\"dummy_input\": 1, \"header_size\": false}", bt::errc::wrong_type, "body.header_size",
+      {"{\"dummy_input\": 1, \"header_size\": false}", bt::codec_errc::wrong_type, "body.header_size",
        "expected an integer, got boolean"},
-      {"{\"dummy_input\": 1, \"dendrite\": []}", bt::errc::wrong_type, "body.dendrite",
+      {"{\"dummy_input\": 1, \"dendrite\": []}", bt::codec_errc::wrong_type, "body.dendrite",
        "expected an object, got array"},
-      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", bt::errc::invalid_integer,
+      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", bt::codec_errc::invalid_integer,
        "body.dendrite.nonce", "not a Python int() literal: 'x1'"},
       {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": 9223372036854775808}}",
-       bt::errc::invalid_integer, "body.dendrite.nonce", "integer out of range"},
-      {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", bt::errc::wrong_type, "body.axon.hotkey",
+       bt::codec_errc::invalid_integer, "body.dendrite.nonce", "integer out of range"},
+      {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", bt::codec_errc::wrong_type, "body.axon.hotkey",
        "expected a string, got integer"},
-      {"{\"dummy_input\": 1, \"axon\": {\"process_time\": \"fast\"}}", bt::errc::invalid_float,
+      {"{\"dummy_input\": 1, \"axon\": {\"process_time\": \"fast\"}}", bt::codec_errc::invalid_float,
        "body.axon.process_time", "not a Python float() literal: 'fast'"},
-      {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", bt::errc::wrong_type,
+      {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", bt::codec_errc::wrong_type,
        "body.computed_body_hash", "expected a string, got integer"},
   };
   for (const auto& c : cases) {
@@ -246,14 +246,14 @@ TEST_CASE("malformed bodies: each gives the exact error", "[json_body][errors]")
 TEST_CASE("typed containers report the failing element", "[json_body][errors]") {
   rich r;
   auto err = bt::from_json_body(R"({"count": 1, "scores": [1, "x"]})", r);
-  CHECK(err.code == bt::make_error_code(bt::errc::wrong_type));
+  CHECK(err.code == bt::make_error_code(bt::codec_errc::wrong_type));
   CHECK(err.what == "body.scores");
   CHECK(err.detail == "[1]: expected a number, got string");
   err = bt::from_json_body(R"({"count": 1, "grid": [[1], [2, 3.5]]})", r);
   CHECK(err.what == "body.grid");
   CHECK(err.detail == "[1]: [1]: expected an integer, got a non-integral number");
   err = bt::from_json_body(R"({"count": 1, "where": {"x": "no"}})", r);
-  CHECK(err.code == bt::make_error_code(bt::errc::wrong_type));
+  CHECK(err.code == bt::make_error_code(bt::codec_errc::wrong_type));
   CHECK(err.what == "body.where");
   CHECK_FALSE(err.detail.empty());
   // Integral floats are accepted for int fields, as pydantic's lax mode does.
@@ -266,7 +266,7 @@ TEST_CASE("parse_json: depth bound is configurable; big integers are exact", "[j
   bt::json j;
   REQUIRE_FALSE(bt::parse_json("[[[1]]]", j, {.max_depth = 3}));
   const auto err = bt::parse_json("[[[[1]]]]", j, {.max_depth = 3});
-  CHECK(err.code == bt::make_error_code(bt::errc::nesting_too_deep));
+  CHECK(err.code == bt::make_error_code(bt::codec_errc::nesting_too_deep));
   CHECK(err.what == "json");
   REQUIRE_FALSE(
       bt::parse_json("[18446744073709551615, -9223372036854775808, 1718000000123456789]", j));
@@ -274,7 +274,7 @@ TEST_CASE("parse_json: depth bound is configurable; big integers are exact", "[j
   CHECK(j[1].get<std::int64_t>() == std::numeric_limits<std::int64_t>::min());
   CHECK(j[2].get<std::int64_t>() == 1718000000123456789);
   CHECK(bt::parse_json("18446744073709551616", j).code ==
-        bt::make_error_code(bt::errc::invalid_json));
+        bt::make_error_code(bt::codec_errc::invalid_json));
   // Key order is kept; large objects still detect duplicates.
   std::string big = "{";
   for (int i = 0; i < 40; ++i) big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
@@ -386,7 +386,7 @@ TEST_CASE("parse_json refuses what is not strict JSON", "[json_body][errors]") {
     INFO(b);
     bt::json j = 42;
     const auto err = bt::parse_json(b, j);
-    CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+    CHECK(err.code == bt::make_error_code(bt::codec_errc::invalid_json));
     CHECK(err.what == "json");
     CHECK_FALSE(err.detail.empty());
     CHECK(j == 42);  // untouched on failure
@@ -399,15 +399,15 @@ TEST_CASE("body reading: ignored keys are validated, bounded and never built",
   // A huge unknown value is skipped; one with a big integer or bad syntax still fails.
   std::string deep =
       "{\"dummy_input\": 1, \"other\": " + std::string(64, '[') + std::string(64, ']') + "}";
-  CHECK(bt::from_json_body(deep, d).code == bt::make_error_code(bt::errc::nesting_too_deep));
+  CHECK(bt::from_json_body(deep, d).code == bt::make_error_code(bt::codec_errc::nesting_too_deep));
   CHECK_FALSE(bt::from_json_body("{\"dummy_input\": 1, \"other\": [[[{\"x\": \"\\u00e9\"}]]]}", d));
   CHECK(bt::from_json_body("{\"dummy_input\": 1, \"other\": [123456789012345678901234567890]}", d)
             .detail == "integer literal beyond 64 bits: '123456789012345678901234567890'");
   CHECK(bt::from_json_body("{\"dummy_input\": 1, \"name\": [}", d).code ==
-        bt::make_error_code(bt::errc::invalid_json));
+        bt::make_error_code(bt::codec_errc::invalid_json));
   // A type error before a syntax error: the syntax error is reported (the body is not JSON).
   const auto err = bt::from_json_body("{\"dummy_input\": \"x\", \"other\": [}", d);
-  CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+  CHECK(err.code == bt::make_error_code(bt::codec_errc::invalid_json));
   // Duplicate keys inside a TerminalInfo block and at the top level.
   CHECK(
       bt::from_json_body("{\"dummy_input\": 1, \"axon\": {\"port\": 1, \"port\": 2}}", d).detail ==
@@ -477,7 +477,7 @@ TEST_CASE("body reading: duplicate keys are refused at every depth (D22)", "[jso
     INFO(c.body.substr(0, 120));
     weighted w;
     const auto err = bt::from_json_body(c.body, w);
-    CHECK(err.code == bt::make_error_code(bt::errc::invalid_json));
+    CHECK(err.code == bt::make_error_code(bt::codec_errc::invalid_json));
     CHECK(err.what == "body");
     CHECK(err.detail == "duplicate key '" + c.key + "'");
     // The DOM reader (parse_json) refuses the same bodies.

@@ -173,7 +173,7 @@ TEST_CASE("keyfile reading precedence and rejections", "[keyfile]") {
   doc = other.at("fields");
   doc["publicKey"] = hotkey.at("fields").at("publicKey");
   CHECK_FALSE(bt::deserialize_keyfile(doc.dump(), err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_invalid));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_invalid));
 
   // Null fields are skipped; unknown keys ignored.
   doc = other.at("fields");
@@ -184,21 +184,21 @@ TEST_CASE("keyfile reading precedence and rejections", "[keyfile]") {
   REQUIRE(kp.has_value());
   CHECK(kp->ss58_address() == other.at("expected_keypair").at("ss58_42").get<std::string>());
 
-  const std::vector<std::pair<std::string, bt::errc>> bad = {
-      {"", bt::errc::keyfile_invalid},
-      {"not json", bt::errc::keyfile_invalid},
-      {"[]", bt::errc::keyfile_invalid},
-      {"{}", bt::errc::keyfile_invalid},
-      {R"({"accountId":"0x00"})", bt::errc::keyfile_invalid},
-      {R"({"ss58Address":5})", bt::errc::keyfile_invalid},
-      {R"({"privateKey":"0xzz"})", bt::errc::keyfile_invalid},
-      {R"({"privateKey":"0x1234"})", bt::errc::keyfile_invalid},
-      {R"({"secretSeed":"0x1234"})", bt::errc::keyfile_invalid},
-      {R"({"secretPhrase":"abandon abandon"})", bt::errc::mnemonic_word_count},
+  const std::vector<std::pair<std::string, bt::key_errc>> bad = {
+      {"", bt::key_errc::keyfile_invalid},
+      {"not json", bt::key_errc::keyfile_invalid},
+      {"[]", bt::key_errc::keyfile_invalid},
+      {"{}", bt::key_errc::keyfile_invalid},
+      {R"({"accountId":"0x00"})", bt::key_errc::keyfile_invalid},
+      {R"({"ss58Address":5})", bt::key_errc::keyfile_invalid},
+      {R"({"privateKey":"0xzz"})", bt::key_errc::keyfile_invalid},
+      {R"({"privateKey":"0x1234"})", bt::key_errc::keyfile_invalid},
+      {R"({"secretSeed":"0x1234"})", bt::key_errc::keyfile_invalid},
+      {R"({"secretPhrase":"abandon abandon"})", bt::key_errc::mnemonic_word_count},
       {R"({"ss58Address":"5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQZ"})",
-       bt::errc::ss58_bad_checksum},
+       bt::key_errc::ss58_bad_checksum},
       {"0x46ebddef8cd9bb167dc30878d7113b7e168e6f0646beffd77d69d39bad76b47a",
-       bt::errc::keyfile_invalid},
+       bt::key_errc::keyfile_invalid},
   };
   for (const auto& [text, code] : bad) {
     INFO(text);
@@ -249,11 +249,11 @@ TEST_CASE("keyfiles.json: the NaCl coldkey decrypts with its password", "[keyfil
   auto corrupted = file;
   corrupted.back() ^= 1;
   CHECK_FALSE(bt::decrypt_keyfile_data(corrupted, *key, err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_wrong_password));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_wrong_password));
 
   // No password for an encrypted file: reported without deriving anything.
   CHECK_FALSE(bt::keypair_from_keyfile_data(file, std::nullopt, err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_wrong_password));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_wrong_password));
 }
 
 TEST_CASE("keyfiles.json: a wrong password is reported as such", "[keyfile][argon2]") {
@@ -270,7 +270,7 @@ TEST_CASE("keyfiles.json: a wrong password is reported as such", "[keyfile][argo
   REQUIRE(wrong_key.has_value());
   CHECK(bt::to_hex(wrong_key->bytes) == wrong.at("derived_key_hex").get<std::string>());
   CHECK_FALSE(bt::decrypt_keyfile_data(file, *wrong_key, err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_wrong_password));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_wrong_password));
   CHECK(err.message().find("wrong password") != std::string::npos);
 }
 
@@ -282,7 +282,7 @@ TEST_CASE("encrypted formats other than NaCl are reported as unsupported", "[key
   CHECK(bt::detect_keyfile_encryption(bytes_of(fernet)) == bt::keyfile_encryption::legacy_fernet);
   for (const auto* text : {&vault, &fernet}) {
     CHECK_FALSE(bt::keypair_from_keyfile_data(bytes_of(*text), "pw", err).has_value());
-    CHECK(err.code == bt::make_error_code(bt::errc::keyfile_invalid));
+    CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_invalid));
     CHECK(err.detail.find("not supported") != std::string::npos);
     // Rejected before the (expensive) key derivation.
     CHECK_FALSE(bt::decrypt_keyfile_data(bytes_of(*text), std::string_view("pw"), err).has_value());
@@ -291,7 +291,7 @@ TEST_CASE("encrypted formats other than NaCl are reported as unsupported", "[key
   const std::string truncated = "$NACL0123456789";
   CHECK_FALSE(
       bt::decrypt_keyfile_data(bytes_of(truncated), std::string_view("pw"), err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_invalid));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_invalid));
   CHECK(err.detail.find("truncated") != std::string::npos);
 }
 
@@ -309,7 +309,7 @@ TEST_CASE("keyfile writes are atomic, 0600, and never clobber unless asked", "[k
   CHECK(std::string(back->begin(), back->end()) == first);
 
   CHECK_FALSE(bt::write_keyfile_bytes(path, bytes_of(second), false, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_io));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_io));
   CHECK(err.detail.find("already exists") != std::string::npos);
   back = bt::read_keyfile_bytes(path, err);
   CHECK(std::string(back->begin(), back->end()) == first);
@@ -323,9 +323,9 @@ TEST_CASE("keyfile writes are atomic, 0600, and never clobber unless asked", "[k
   CHECK(files == 1);
 
   CHECK_FALSE(bt::read_keyfile_bytes(dir.path / "missing", err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_not_found));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_not_found));
   CHECK_FALSE(bt::write_keyfile_bytes(dir.path / "no-such-dir" / "x", bytes_of(first), false, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_io));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_io));
   CHECK_FALSE(bt::read_keyfile_bytes(dir.path, err).has_value());  // a directory
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_io));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_io));
 }

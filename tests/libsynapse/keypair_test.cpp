@@ -1,6 +1,6 @@
 #include <bt/keypair.hpp>
 
-#include <bt/detail/keypair_access.hpp>
+#include "keypair_access.hpp"
 #include <bt/hex.hpp>
 #include <bt/ss58.hpp>
 
@@ -63,12 +63,12 @@ TEST_CASE("keypair from_secret_key takes both sr25519 forms", "[keypair]") {
     bt::error err;
     CHECK_FALSE(
         bt::keypair::from_secret_key(canonical, bt::crypto_type::sr25519, err, &other).has_value());
-    CHECK(err.code == bt::errc::invalid_secret_key);
+    CHECK(err.code == bt::key_errc::invalid_secret_key);
   }
   bt::error err;
   CHECK_FALSE(bt::keypair::from_secret_key(std::vector<std::uint8_t>(32, 1),
                                            bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::errc::invalid_secret_key);
+  CHECK(err.code == bt::key_errc::invalid_secret_key);
 }
 
 TEST_CASE("keypair ed25519 from seed and from secret key", "[keypair]") {
@@ -126,13 +126,13 @@ TEST_CASE("keypair from_ss58", "[keypair]") {
   bt::error err;
   CHECK_FALSE(bt::keypair::from_ss58("5HYY6FoLyKHsmjAkxTwwyyshp3heTjiVsubjF7rVsV7p9AhC",
                                      bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::errc::ss58_bad_checksum);
+  CHECK(err.code == bt::key_errc::ss58_bad_checksum);
   CHECK(err.message().find("ss58") != std::string::npos);
   try {
     (void)bt::keypair::from_ss58("5HYY6FoLyK0smjAkxTwwyyshp3heTjiVsubjF7rVsV7p9Amc");
     FAIL("no exception");
   } catch (const std::system_error& e) {
-    CHECK(e.code() == bt::errc::ss58_bad_character);
+    CHECK(e.code() == bt::key_errc::ss58_bad_character);
   }
 }
 

@@ -1,6 +1,6 @@
-#include <bt/detail/merlin.hpp>
+#include "merlin.hpp"
 
-#include <bt/detail/strobe.hpp>
+#include "strobe.hpp"
 #include <bt/hex.hpp>
 #include <bt/keypair.hpp>
 

@@ -74,13 +74,13 @@ TEST_CASE("mnemonic.json: every invalid case is rejected with its reason", "[mne
     const auto phrase = c.at("mnemonic").get<std::string>();
     const auto why = c.at("why").get<std::string>();
     INFO(phrase << " : " << why);
-    bt::errc expected{};
+    bt::key_errc expected{};
     if (why.rfind("bad checksum", 0) == 0)
-      expected = bt::errc::mnemonic_checksum;
+      expected = bt::key_errc::mnemonic_checksum;
     else if (why.rfind("unknown word", 0) == 0 || why.rfind("upper-case", 0) == 0)
-      expected = bt::errc::mnemonic_unknown_word;
+      expected = bt::key_errc::mnemonic_unknown_word;
     else if (why.rfind("wrong word count", 0) == 0 || why == "empty string")
-      expected = bt::errc::mnemonic_word_count;
+      expected = bt::key_errc::mnemonic_word_count;
     else
       FAIL("unclassified invalid case: " << why);
 
@@ -93,7 +93,7 @@ TEST_CASE("mnemonic.json: every invalid case is rejected with its reason", "[mne
     CHECK_THROWS_AS(bt::mnemonic_to_mini_secret(phrase), std::system_error);
     CHECK_FALSE(bt::keypair::from_mnemonic(phrase, "", bt::crypto_type::sr25519, err).has_value());
     CHECK(err.code == bt::make_error_code(expected));
-    if (expected == bt::errc::mnemonic_unknown_word) {
+    if (expected == bt::key_errc::mnemonic_unknown_word) {
       // The error names the offending word and its position.
       const std::string word = why.find("bittensor") != std::string::npos ? "bittensor" : "STEP";
       CHECK(err.detail.find(word) != std::string::npos);

@@ -214,7 +214,7 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
         CHECK_FALSE(bt::sr25519::verify(pub, s->second.message, sig));
         auto other = s->second.message;
         other.push_back(0);
-        CHECK(bt::sr25519::verify(pub, other, sig) == bt::errc::signature_mismatch);
+        CHECK(bt::sr25519::verify(pub, other, sig) == bt::key_errc::signature_mismatch);
         ++we_verified;
       }
     } else if (auto k = secret_ids.find(rid); k != secret_ids.end()) {

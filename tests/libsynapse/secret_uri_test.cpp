@@ -119,7 +119,7 @@ TEST_CASE("secret URI grammar as sp-core's regex", "[secret_uri]") {
       INFO(bad);
       bt::error err;
       CHECK_FALSE(bt::parse_secret_uri(bad, err).has_value());
-      CHECK(err.code == bt::make_error_code(bt::errc::invalid_uri));
+      CHECK(err.code == bt::make_error_code(bt::key_errc::invalid_uri));
       CHECK_FALSE(err.detail.empty());
       CHECK_THROWS_AS(bt::parse_secret_uri(bad), std::system_error);
     }
@@ -182,15 +182,15 @@ TEST_CASE("URIs: seeds, passwords and errors for sr25519 and ed25519", "[secret_
 
   bt::error err;
   CHECK_FALSE(bt::keypair::from_uri("0x1234//a", bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::invalid_uri));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::invalid_uri));
   CHECK_FALSE(bt::keypair::from_uri("0x" + std::string(63, 'a'), bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::invalid_uri));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::invalid_uri));
   CHECK_FALSE(bt::keypair::from_uri("0x" + std::string(64, 'g'), bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::invalid_uri));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::invalid_uri));
   CHECK_FALSE(bt::keypair::from_uri("abandon abandon//x", bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::mnemonic_word_count));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::mnemonic_word_count));
   CHECK_FALSE(bt::keypair::from_uri("/", bt::crypto_type::sr25519, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::invalid_uri));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::invalid_uri));
   CHECK_THROWS_AS(bt::keypair::from_uri("//"), std::system_error);
 
   // ed25519: hard junctions as sp-core ("Ed25519HDKD"); soft junctions are an error.
@@ -207,7 +207,7 @@ TEST_CASE("URIs: seeds, passwords and errors for sr25519 and ed25519", "[secret_
   CHECK(bt::to_hex(ed_root.public_key()) ==
         "345071da55e5dccefaaa440339415ef9f2663338a38f7da0df21be5ab4e055ef");
   CHECK_FALSE(bt::keypair::from_uri("//Alice/soft", bt::crypto_type::ed25519, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::unsupported_crypto));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::unsupported_crypto));
   const auto sig = ed.sign(std::string_view("m"));
   CHECK(ed.verify("m", sig));
 }

@@ -112,5 +112,5 @@ TEST_CASE("sr25519 soft public derivation rejects an invalid parent key", "[sr25
   bad.fill(0xff);
   bt::sr25519::public_key out{};
   CHECK(bt::sr25519::derive_soft_public(bad, bt::sr25519::chain_code{}, out) ==
-        bt::errc::invalid_public_key);
+        bt::key_errc::invalid_public_key);
 }

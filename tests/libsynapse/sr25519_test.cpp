@@ -1,6 +1,6 @@
 #include <bt/sr25519.hpp>
 
-#include <bt/error.hpp>
+#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
 #include <bt/keypair.hpp>
 #include <bt/ss58.hpp>
@@ -52,65 +52,65 @@ TEST_CASE("sr25519 key expansion matches every case of sr25519_keys.json", "[sr2
     // schnorrkel's SecretKey::from_bytes (and ours) refuses it.
     bt::sr25519::secret_key wrong;
     CHECK(bt::sr25519::from_bytes(hex(c.at("secret_key_hex_64")), wrong) ==
-          bt::errc::invalid_secret_key);
+          bt::key_errc::invalid_secret_key);
   }
 }
 
 TEST_CASE("sr25519 secret key loading rejects wrong lengths", "[sr25519]") {
   bt::sr25519::secret_key sk;
   const std::vector<std::uint8_t> short_key(63, 1), long_key(65, 1);
-  CHECK(bt::sr25519::from_bytes(short_key, sk) == bt::errc::invalid_secret_key);
-  CHECK(bt::sr25519::from_bytes(long_key, sk) == bt::errc::invalid_secret_key);
-  CHECK(bt::sr25519::from_ed25519_bytes(short_key, sk) == bt::errc::invalid_secret_key);
+  CHECK(bt::sr25519::from_bytes(short_key, sk) == bt::key_errc::invalid_secret_key);
+  CHECK(bt::sr25519::from_bytes(long_key, sk) == bt::key_errc::invalid_secret_key);
+  CHECK(bt::sr25519::from_ed25519_bytes(short_key, sk) == bt::key_errc::invalid_secret_key);
   // A scalar equal to l is not canonical; l - 1 is.
   std::vector<std::uint8_t> l_bytes = *bt::from_hex(
       "edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010"
       "0000000000000000000000000000000000000000000000000000000000000000");
-  CHECK(bt::sr25519::from_bytes(l_bytes, sk) == bt::errc::invalid_secret_key);
+  CHECK(bt::sr25519::from_bytes(l_bytes, sk) == bt::key_errc::invalid_secret_key);
   l_bytes[0] -= 1;
   CHECK_FALSE(bt::sr25519::from_bytes(l_bytes, sk));
 }
 
 // Why each invalid case of sr25519_signatures.json fails, as our verifier reports it. A new
 // invalid case without an entry here fails the test until its reason is added.
-const std::map<std::string, bt::errc>& expected_reasons() {
-  static const std::map<std::string, bt::errc> m = {
+const std::map<std::string, bt::key_errc>& expected_reasons() {
+  static const std::map<std::string, bt::key_errc> m = {
       {"one bit flipped in R (byte 0, bit 0); R is not a valid ristretto255 encoding",
-       bt::errc::invalid_signature},
+       bt::key_errc::invalid_signature},
       {"one bit flipped in R (byte 21, bit 1); R is still a valid ristretto255 encoding",
-       bt::errc::signature_mismatch},
-      {"one bit flipped in s (byte 32, bit 0)", bt::errc::signature_mismatch},
-      {"message changed: one bit flipped in message byte 5", bt::errc::signature_mismatch},
+       bt::key_errc::signature_mismatch},
+      {"one bit flipped in s (byte 32, bit 0)", bt::key_errc::signature_mismatch},
+      {"message changed: one bit flipped in message byte 5", bt::key_errc::signature_mismatch},
       {"schnorrkel marker bit (high bit of byte 63) cleared; schnorrkel rejects unmarked "
        "signatures "
        "(NotMarkedSchnorrkel)",
-       bt::errc::invalid_signature},
+       bt::key_errc::invalid_signature},
       {"non-canonical s: s + L (group order) with the marker bit set; schnorrkel rejects s >= L "
        "(ScalarFormatError)",
-       bt::errc::invalid_signature},
+       bt::key_errc::invalid_signature},
       {"wrong public key: valid request signature checked against the axon key",
-       bt::errc::signature_mismatch},
+       bt::key_errc::signature_mismatch},
       {"wrong public key: valid response signature checked against an unrelated key",
-       bt::errc::signature_mismatch},
-      {"all-zero signature (marker bit missing)", bt::errc::invalid_signature},
+       bt::key_errc::signature_mismatch},
+      {"all-zero signature (marker bit missing)", bt::key_errc::invalid_signature},
       {"R = identity, s = 0, marker set (all-zero signature with only the marker bit)",
-       bt::errc::signature_mismatch},
-      {"public key is not a valid ristretto255 encoding", bt::errc::invalid_public_key},
+       bt::key_errc::signature_mismatch},
+      {"public key is not a valid ristretto255 encoding", bt::key_errc::invalid_public_key},
       // Our verifier is strict like schnorrkel's verify_simple: it does not retry with the
       // polkadot-js "<Bytes>" wrapping that bittensor-wallet's Keypair.verify adds (see below).
       {"signature was made over \"<Bytes>\" + message + \"</Bytes>\": strict sr25519 verification "
        "of the bare "
        "message fails, bittensor-wallet Keypair.verify retries with the <Bytes> wrapper and "
        "accepts it",
-       bt::errc::signature_mismatch},
+       bt::key_errc::signature_mismatch},
       {"message given with a <Bytes> wrapper but the signature is over the bare message: "
        "bittensor-wallet only ADDS "
        "the wrapper, never strips it, so it rejects (polkadot-js signatureVerify would strip it "
        "and accept)",
-       bt::errc::signature_mismatch},
+       bt::key_errc::signature_mismatch},
       {"signature is 63 bytes (bittensor-wallet raises ValueError \"Invalid signature\" instead of "
        "returning False)",
-       bt::errc::invalid_signature},
+       bt::key_errc::invalid_signature},
   };
   return m;
 }
@@ -169,12 +169,12 @@ TEST_CASE("sr25519 keys of sr25519_signatures.json sign, and the signatures veri
       CHECK(sig2 != sig);
       CHECK_FALSE(bt::sr25519::verify(pub, bytes_of(msg), sig2));
       // Bound to the message, the key and the context.
-      CHECK(bt::sr25519::verify(pub, bytes_of(msg + "x"), sig) == bt::errc::signature_mismatch);
+      CHECK(bt::sr25519::verify(pub, bytes_of(msg + "x"), sig) == bt::key_errc::signature_mismatch);
       CHECK(bt::sr25519::verify(pub, bytes_of(msg), sig, "other context") ==
-            bt::errc::signature_mismatch);
+            bt::key_errc::signature_mismatch);
       auto other = pub;
       other = bt::sr25519::to_public(bt::sr25519::expand_mini_secret(other));
-      CHECK(bt::sr25519::verify(other, bytes_of(msg), sig) == bt::errc::signature_mismatch);
+      CHECK(bt::sr25519::verify(other, bytes_of(msg), sig) == bt::key_errc::signature_mismatch);
     }
   }
 }
@@ -194,7 +194,7 @@ TEST_CASE("sr25519 verifies the //Alice signature of PROTOCOL.md 9.11 and not it
                    "66f87f5d0d42e89"));
   CHECK_FALSE(bt::sr25519::verify(pub, bytes_of(msg), sig));
   CHECK(bt::sr25519::verify(pub, bytes_of("<Bytes>" + msg + "</Bytes>"), sig) ==
-        bt::errc::signature_mismatch);
+        bt::key_errc::signature_mismatch);
 }
 
 TEST_CASE("sr25519 public key validity", "[sr25519]") {

@@ -1,6 +1,6 @@
 #include <bt/ss58.hpp>
 
-#include <bt/error.hpp>
+#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
 #include <bt/keypair.hpp>
 
@@ -45,25 +45,25 @@ TEST_CASE("ss58 encodes and decodes every case of ss58.json", "[ss58]") {
 
 // Why each invalid address fails. sp-core's order: base58, length >= 2, prefix, exact length,
 // reserved format, checksum.
-const std::map<std::string, bt::errc>& expected_decode_errors() {
-  static const std::map<std::string, bt::errc> m = {
-      {"bad checksum (first checksum byte xor 0x01)", bt::errc::ss58_bad_checksum},
-      {"bad checksum (second checksum byte xor 0x80)", bt::errc::ss58_bad_checksum},
-      {"bad checksum (public key byte changed, checksum kept)", bt::errc::ss58_bad_checksum},
-      {"wrong length: 31-byte key with correct 2-byte checksum", bt::errc::ss58_bad_length},
-      {"wrong length: 20-byte key with correct 2-byte checksum", bt::errc::ss58_bad_length},
+const std::map<std::string, bt::key_errc>& expected_decode_errors() {
+  static const std::map<std::string, bt::key_errc> m = {
+      {"bad checksum (first checksum byte xor 0x01)", bt::key_errc::ss58_bad_checksum},
+      {"bad checksum (second checksum byte xor 0x80)", bt::key_errc::ss58_bad_checksum},
+      {"bad checksum (public key byte changed, checksum kept)", bt::key_errc::ss58_bad_checksum},
+      {"wrong length: 31-byte key with correct 2-byte checksum", bt::key_errc::ss58_bad_length},
+      {"wrong length: 20-byte key with correct 2-byte checksum", bt::key_errc::ss58_bad_length},
       {"wrong length: 33-byte key with correct 2-byte checksum (not a 32-byte account id)",
-       bt::errc::ss58_bad_length},
-      {"wrong length: 32-byte key with only 1 checksum byte", bt::errc::ss58_bad_length},
-      {"bad base58 character '0' at index 10", bt::errc::ss58_bad_character},
-      {"bad base58 character 'O' at index 10", bt::errc::ss58_bad_character},
-      {"trailing space", bt::errc::ss58_bad_character},
+       bt::key_errc::ss58_bad_length},
+      {"wrong length: 32-byte key with only 1 checksum byte", bt::key_errc::ss58_bad_length},
+      {"bad base58 character '0' at index 10", bt::key_errc::ss58_bad_character},
+      {"bad base58 character 'O' at index 10", bt::key_errc::ss58_bad_character},
+      {"trailing space", bt::key_errc::ss58_bad_character},
       {"unsupported prefix: first byte 0x80 (>= 0x80 is not a valid SS58 prefix) with correct "
        "checksum",
-       bt::errc::ss58_bad_prefix},
-      {"reserved prefix 46 with correct checksum", bt::errc::ss58_reserved_prefix},
-      {"empty string", bt::errc::ss58_bad_length},
-      {"truncated address", bt::errc::ss58_bad_length},
+       bt::key_errc::ss58_bad_prefix},
+      {"reserved prefix 46 with correct checksum", bt::key_errc::ss58_reserved_prefix},
+      {"empty string", bt::key_errc::ss58_bad_length},
+      {"truncated address", bt::key_errc::ss58_bad_length},
   };
   return m;
 }
@@ -94,13 +94,13 @@ TEST_CASE("ss58 refuses to encode every format of encode_errors", "[ss58]") {
     INFO(format);
     std::error_code ec;
     CHECK_FALSE(bt::ss58::encode(key_of(c.at("public_key_hex")), format, ec).has_value());
-    CHECK(ec == (format == 46 || format == 47 ? bt::errc::ss58_reserved_prefix
-                                              : bt::errc::ss58_bad_prefix));
+    CHECK(ec == (format == 46 || format == 47 ? bt::key_errc::ss58_reserved_prefix
+                                              : bt::key_errc::ss58_bad_prefix));
     CHECK_THROWS_AS(bt::ss58::encode(key_of(c.at("public_key_hex")), format), std::system_error);
   }
   std::error_code ec;
   CHECK_FALSE(bt::ss58::encode(std::array<std::uint8_t, 32>{}, 47, ec).has_value());
-  CHECK(ec == bt::errc::ss58_reserved_prefix);
+  CHECK(ec == bt::key_errc::ss58_reserved_prefix);
 }
 
 TEST_CASE("ss58 round-trips every format and leading-zero keys", "[ss58]") {
@@ -123,8 +123,8 @@ TEST_CASE("ss58 round-trips every format and leading-zero keys", "[ss58]") {
 TEST_CASE("ss58 decode rejects overlong input without decoding it", "[ss58]") {
   std::error_code ec;
   CHECK_FALSE(bt::ss58::decode(std::string(10000, 'z'), ec).has_value());
-  CHECK(ec == bt::errc::ss58_bad_length);
+  CHECK(ec == bt::key_errc::ss58_bad_length);
   CHECK_FALSE(
       bt::ss58::decode("5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQ\xff", ec).has_value());
-  CHECK(ec == bt::errc::ss58_bad_character);
+  CHECK(ec == bt::key_errc::ss58_bad_character);
 }

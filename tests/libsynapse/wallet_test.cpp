@@ -102,9 +102,9 @@ TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directorie
 
   // Nothing there yet: each missing piece is reported as such.
   CHECK_FALSE(w.load_hotkey(err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_not_found));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_not_found));
   CHECK_FALSE(w.coldkeypub_ss58(err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_not_found));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_not_found));
   CHECK_THROWS_AS(w.load_hotkey(), std::system_error);
 
   const auto phrase = bt::generate_mnemonic(12);
@@ -145,11 +145,11 @@ TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directorie
   CHECK(ck->mnemonic() == std::optional<std::string>(phrase));
   // (A wrong password costs another Argon2i run: keyfile_test and the bt-wallet test cover it.)
   CHECK_FALSE(w.load_coldkey(std::nullopt, err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_wrong_password));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_wrong_password));
 
   // No clobbering without overwrite; with it, replaced (here by an unencrypted coldkey).
   CHECK_FALSE(w.write_hotkey(cold, false, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_io));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_io));
   CHECK(w.load_hotkey().ss58_address() == hot.ss58_address());
   const auto cold2 = bt::keypair::from_uri("//Bob");
   REQUIRE(w.write_coldkey(cold2, std::nullopt, true, err));
@@ -159,7 +159,7 @@ TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directorie
 
   // Public-only keypairs cannot be written as secret keys.
   CHECK_FALSE(w.write_hotkey(bt::keypair::from_ss58(cold.ss58_address()), true, err));
-  CHECK(err.code == bt::make_error_code(bt::errc::invalid_secret_key));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::invalid_secret_key));
 
   // Listing.
   REQUIRE(w.write_hotkey(cold, false, err) == false);
@@ -171,7 +171,7 @@ TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directorie
   CHECK(bt::list_wallets(w.config().path) == std::vector<std::string>{"alice", "bob"});
   CHECK(w3.hotkey_names().empty());
   CHECK_FALSE(w3.load_hotkey(err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_not_found));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_not_found));
 }
 
 TEST_CASE("wallet reads files written by btwallet and by bittensor 7", "[wallet]") {
@@ -204,6 +204,6 @@ TEST_CASE("wallet reads files written by btwallet and by bittensor 7", "[wallet]
   bt::error err;
   put(w.hotkey_path(), "{broken");
   CHECK_FALSE(w.load_hotkey(err).has_value());
-  CHECK(err.code == bt::make_error_code(bt::errc::keyfile_invalid));
+  CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_invalid));
   CHECK(err.message().find(w.hotkey_path().string()) != std::string::npos);
 }

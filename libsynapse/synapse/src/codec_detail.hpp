@@ -1,0 +1,185 @@
+// Private helpers shared by the codec sources (python_str, json_body, header_codec, ...).
+// Not installed; nothing here is part of the public interface.
+#pragma once
+
+#include <bt/detail/text.hpp>  // append_int, iequals, hex digits, number_buffer_size
+#include <bt/codec_error.hpp>
+#include <bt/json.hpp>
+#include <bt/synapse.hpp>  // bt::detail::json_type_name, placeholders
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bt::detail {
+
+/// Decodes one UTF-8 code point at `p` (p < end) and advances `p`. Malformed input (overlong,
+/// surrogates, truncated or stray bytes, > U+10FFFF) yields U+FFFD and consumes one byte, so
+/// every consumer renders broken text the same way (Python strings are always valid Unicode).
+inline char32_t decode_utf8(const char*& p, const char* end) noexcept {
+  const auto b0 = static_cast<unsigned char>(*p);
+  if (b0 < 0x80) {
+    ++p;
+    return b0;
+  }
+  auto cont = [&](std::ptrdiff_t i) -> int {
+    if (end - p <= i) return -1;
+    const auto b = static_cast<unsigned char>(p[i]);
+    return (b & 0xC0) == 0x80 ? (b & 0x3F) : -1;
+  };
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    const int c1 = cont(1);
+    if (c1 >= 0) {
+      p += 2;
+      return static_cast<char32_t>(((b0 & 0x1F) << 6) | c1);
+    }
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    const int c1 = cont(1), c2 = cont(2);
+    if (c1 >= 0 && c2 >= 0) {
+      const char32_t cp = static_cast<char32_t>(((b0 & 0x0F) << 12) | (c1 << 6) | c2);
+      if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) {
+        p += 3;
+        return cp;
+      }
+    }
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    const int c1 = cont(1), c2 = cont(2), c3 = cont(3);
+    if (c1 >= 0 && c2 >= 0 && c3 >= 0) {
+      const char32_t cp = static_cast<char32_t>(((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3);
+      if (cp >= 0x10000 && cp <= 0x10FFFF) {
+        p += 4;
+        return cp;
+      }
+    }
+  }
+  ++p;
+  return 0xFFFD;
+}
+
+inline void append_utf8(char32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+/// True when the text is valid UTF-8 (then it can be copied verbatim).
+inline bool is_valid_utf8(std::string_view s) noexcept {
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (p < end) {
+    if (static_cast<unsigned char>(*p) < 0x80) {
+      ++p;
+      continue;
+    }
+    const char* before = p;
+    if (decode_utf8(p, end) == 0xFFFD && p - before == 1) {
+      // A real U+FFFD is 3 bytes; a one-byte step means a malformed sequence.
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Writes repr(double) into buf (number_buffer_size bytes); returns the length.
+std::size_t format_python_float(double value, char* buf) noexcept;
+
+/// The header-safe copy of a value (PROTOCOL 2.8): each control character (< U+0020, U+007F)
+/// becomes ' ' and each non-ASCII code point (or malformed byte) becomes '?'. Returns `text`
+/// itself when it is already printable ASCII (the common case, no copy), else `scratch`.
+/// True when every byte is printable ASCII (0x20..0x7E); 8 bytes per step.
+inline bool is_printable_ascii(std::string_view text) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const char* p = text.data();
+  std::size_t n = text.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    const std::uint64_t below_space = (w - ones * 0x20) & ~w & highs;  // some byte < 0x20
+    const std::uint64_t del_or_high = ((w + ones) | w) & highs;        // some byte >= 0x7F
+    if ((below_space | del_or_high) != 0) return false;
+  }
+  for (; n > 0; ++p, --n) {
+    const auto u = static_cast<unsigned char>(*p);
+    if (u < 0x20 || u >= 0x7F) return false;
+  }
+  return true;
+}
+
+inline std::string_view sanitize_header_value(std::string_view text, std::string& scratch) {
+  if (is_printable_ascii(text)) return text;
+  scratch.clear();
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    const char32_t cp = decode_utf8(p, end);
+    if (cp < 0x20 || cp == 0x7F)
+      scratch += ' ';
+    else if (cp > 0x7F)
+      scratch += '?';
+    else
+      scratch += static_cast<char>(cp);
+  }
+  return scratch;
+}
+
+/// A short, printable quotation of untrusted text for error details.
+inline std::string preview(std::string_view text, std::size_t max = 40) {
+  std::string scratch;
+  std::string out = "'";
+  const bool cut = text.size() > max;
+  out += sanitize_header_value(text.substr(0, max), scratch);
+  out += cut ? "'..." : "'";
+  return out;
+}
+
+inline error make_error(codec_errc code, std::string what, std::string detail) {
+  return error{make_error_code(code), std::move(what), std::move(detail)};
+}
+
+/// Strict standard base64 (RFC 4648 section 4, padding required, no whitespace, unused bits
+/// zero). Appends the decoded bytes to `out`; false on any deviation.
+bool base64_decode(std::string_view text, std::string& out);
+
+/// Parses untrusted JSON text (see bt::parse_json). Defined in json_body.cpp.
+error parse_json_text(std::string_view text, json& out, std::size_t max_depth,
+                      std::string_view what);
+
+/// Converts a decimal literal ([-]digits[.digits][(e|E)[+-]digits], already validated, no '_')
+/// with correct rounding; overflow gives +-inf and underflow +-0.0, as CPython's float() does.
+/// False only if `text` is not such a literal.
+bool decimal_to_double(std::string_view text, double& out) noexcept;
+
+/// Python int() of text with the failure reason (syntax vs. out of int64 range).
+enum class int_parse { ok, syntax, range };
+int_parse python_int(std::string_view text, std::int64_t& out) noexcept;
+
+/// The CPython casts of PROTOCOL 1.1 (cast_int / cast_float) applied to a JSON value, as
+/// pydantic applies them to TerminalInfo and base Synapse fields. `where` names the value in
+/// errors ("body.timeout"). Integers: JSON integers, integral floats and int() strings;
+/// floats: JSON numbers and float() strings. Booleans are rejected (stricter than int(True)).
+error cast_int(const json& v, std::int64_t& out, std::string_view where);
+error cast_float(const json& v, double& out, std::string_view where);
+
+/// Checks a synapse type declaration: the name and every field name are ASCII identifiers of
+/// at most 128 characters, field names are unique and not base-field names, and every hash
+/// field names a field. Used by the descriptor constructor and make_dynamic_descriptor.
+error check_schema(std::string_view name, const std::vector<std::string_view>& field_names,
+                   const std::vector<std::string_view>& hash_fields);
+
+}  // namespace bt::detail
