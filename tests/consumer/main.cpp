@@ -1,17 +1,34 @@
-// Uses the installed library: SHA3-256("") must be the FIPS 202 digest. Prints it (run.cmake
-// compares the output too) and exits 1 on a mismatch.
-#include <bt/sha3.hpp>
+// Uses the installed package the way a subnet's code would: starts an axon on a free loopback
+// port, sends it one signed Dummy query with the dendrite, and checks the answer (status 200,
+// dummy_output = 2 * dummy_input). Prints "status <code> output <value>" (run.cmake checks the
+// line too) and exits 1 on any mismatch.
+#include <bt/axon.hpp>
+#include <bt/dendrite.hpp>
+#include <bt/examples/dummy.hpp>
+#include <bt/keypair.hpp>
 
 #include <iostream>
-#include <string_view>
 
 int main() {
-  constexpr std::string_view fips202_empty =
-      "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
-  const std::string got = bt::sha3_256_hex("");
-  std::cout << got << "\n";
-  if (got != fips202_empty) {
-    std::cerr << "consumer: SHA3-256(\"\") is " << got << ", expected " << fips202_empty << "\n";
+  using bt::examples::dummy;
+  bt::axon axon(bt::keypair::from_uri("//Bob"), bt::axon_options::loopback());
+  axon.attach<dummy>([](dummy& d) { d.dummy_output = d.dummy_input * 2; });
+  axon.start();
+  bt::axon_info target = axon.info();
+  target.ip = "127.0.0.1";
+
+  bt::dendrite dendrite(bt::keypair::from_uri("//Alice"));
+  dummy query;
+  query.dummy_input = 21;
+  const dummy answer = dendrite.call(target, query, 10.0);
+  axon.stop();
+
+  const int status = answer.dendrite.status_code.value_or(-1);
+  const long long output = answer.dummy_output.value_or(-1);
+  std::cout << "status " << status << " output " << output << "\n";
+  if (status != 200 || output != 42) {
+    std::cerr << "consumer: expected status 200 and output 42; message: "
+              << answer.dendrite.status_message.value_or("") << "\n";
     return 1;
   }
   return 0;
