@@ -90,7 +90,7 @@ detail::task<void> accept_loop(axon::impl& s) {
       socket.close(ignored);  // shed load: the client sees a disconnect
       continue;
     }
-    auto c = std::make_shared<detail::connection>(s, std::move(socket));
+    auto c = detail::make_tcp_connection(s, std::move(socket));
     c->registry_pos_ = s.register_connection(c);
     c->registered_ = true;
     net::co_spawn(c->strand(), detail::connection::run(c), [&s](std::exception_ptr e) {
@@ -155,6 +155,16 @@ void axon::impl::for_each_connection(Fn fn) {
 bool axon::impl::on_io_thread() const noexcept {
   const auto me = std::this_thread::get_id();
   return std::find(thread_ids.begin(), thread_ids.end(), me) != thread_ids.end();
+}
+
+void axon::impl::prepare_serving() {
+  synapse_list = "[";
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    if (i) synapse_list += ", ";
+    append_python_repr(routes[i]->name(), synapse_list);
+  }
+  synapse_list += "]";
+  pool = std::make_unique<detail::worker_pool>(opts.max_workers, opts.max_queued_requests);
 }
 
 // ---- axon ----
@@ -267,14 +277,7 @@ void axon::start(std::error_code& ec) {
   s.bound_port = local.port();
   s.bound_ip = local.address().to_string();
 
-  s.synapse_list = "[";
-  for (std::size_t i = 0; i < s.routes.size(); ++i) {
-    if (i) s.synapse_list += ", ";
-    append_python_repr(s.routes[i]->name(), s.synapse_list);
-  }
-  s.synapse_list += "]";
-
-  s.pool = std::make_unique<detail::worker_pool>(s.opts.max_workers, s.opts.max_queued_requests);
+  s.prepare_serving();
   net::co_spawn(s.acceptor->get_executor(), accept_loop(s), [&s](std::exception_ptr e) {
     if (!e) return;
     try {

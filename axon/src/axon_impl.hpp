@@ -1,6 +1,6 @@
 // The state behind bt::axon: options, identity, routes, and the running server (I/O threads,
 // acceptor, connection registry, worker pool). Shared by axon.cpp (lifecycle), session.cpp
-// (connections) and pipeline.cpp (requests).
+// (connections), pipeline.cpp (requests) and memory_session.cpp (sessions in memory).
 #pragma once
 
 #include <bt/axon.hpp>
@@ -51,6 +51,10 @@ struct axon::impl {
   std::string uuid;  // this axon's uuid1 text (axon.uuid in error responses)
   std::vector<std::unique_ptr<detail::route>> routes;
   std::string synapse_list;  // "['Synapse', 'Dummy']", Python's repr of the names, for 404s
+
+  /// Once the routes are final, before the first connection: the 404 list and the worker pool
+  /// (start(), or the in-memory driver of memory_session.hpp).
+  void prepare_serving();
 
   /// Exact match of the path (query string already removed) against the routes (D24).
   /// Linear: a miner serves a handful of types and comparing a few short strings beats hashing.

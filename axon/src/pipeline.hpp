@@ -1,7 +1,11 @@
-// The request pipeline: everything between "headers received" and "response written" for one
-// request. See the top of pipeline.cpp for the stages and their order.
+// The request pipeline as stages: each is a function of one request's state (request_state)
+// that either lets the request continue (an empty stage_result) or refuses it with a rejection
+// naming an axon_errc (axon_errc.hpp: the one table of statuses and texts). Stages do no I/O:
+// the connection (session.cpp) reads the head and the body, calls the stages in order, waits for
+// the handler and writes the one answer. See the top of pipeline.cpp for the stages and order.
 #pragma once
 
+#include "axon_errc.hpp"
 #include "net.hpp"
 #include "request_parser.hpp"
 #include "stream.hpp"
@@ -12,8 +16,13 @@
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace bt::detail {
 
@@ -51,13 +60,101 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   void finish_on_strand(connection& c) noexcept;
 };
 
-/// Serves one request whose head `p` was just read on `c`. Writes exactly one response (or none
-/// if the connection dies or the axon aborts). Returns whether the connection may carry another
-/// request. Runs on c.strand(); never throws.
-task<bool> serve_request(connection& c, request_parser& p);
+/// What to answer when a stage refuses the request.
+struct rejection {
+  axon_errc code;
+  int status;           // the table's (handler_error: the forward_error's own)
+  std::string message;  // the table's text with the details
+  bool close;           // the connection closes after the answer
+  int retry_after_s;    // the table's
+};
 
-/// Answers a request that failed before it reached the pipeline (431 header too large, 400
-/// unparsable HTTP) and returns false (the connection closes).
-task<bool> reject_unparsed(connection& c, int status, std::string_view message);
+/// The rejection `e`, with the table's status and text (its `{}` filled with `details`).
+template <class... Args>
+rejection reject(axon_errc e, bool close, Args&&... details) {
+  const errc_entry& row = entry_of(e);
+  return {e, row.status, errc_message(e, std::forward<Args>(details)...), close, row.retry_after_s};
+}
+
+using stage_result = std::optional<rejection>;
+using clock_type = std::chrono::steady_clock;
+
+/// One request as the stages see it. Filled in as the stages pass: `r` by check_request_line,
+/// `timeout_s`, `deadline` and `job` by parse_header_synapse, and so on.
+struct request_state {
+  request_state(axon::impl& c, request_parser& p, synapse& v, std::string_view t,
+                std::string_view ip, std::uint16_t port)
+      : core(c), parser(p), view(v), target(t), peer_ip(ip), peer_port(port) {}
+
+  axon::impl& core;
+  request_parser& parser;  // the head, as read
+  synapse& view;           // its header synapse (moved into job->headers by stage 2)
+  const std::string_view target;
+  const std::string_view peer_ip;
+  const std::uint16_t peer_port;
+  const clock_type::time_point t0 = clock_type::now();  // the head arrived
+  const bool body_pending = !parser.is_done();
+  const bool keep_alive = parser.keep_alive();  // what the client asked for
+
+  const route* r = nullptr;
+  double timeout_s = 0;               // after the cap
+  clock_type::time_point deadline{};  // t0 + timeout_s (D16)
+  std::shared_ptr<request_job> job;   // from stage 2 on
+  bool verified = false;              // passed stage 3 (D29: error answers signed only then)
+  double priority = 0;                // the route's priority function (D15)
+  bool needs_slot = false;            // takes a slot of the bounded queue
+  std::size_t body_bytes = 0;         // for the access line
+};
+
+// ---- the stages, in order (pipeline.cpp) ----
+
+/// 1. Method, Host, exact route (D24).
+stage_result check_request_line(request_state& st);
+/// 2. The header synapse: parse errors, computed_body_hash, timeout; creates the job.
+stage_result parse_header_synapse(request_state& st);
+/// 3. Signature, freshness and the route's verify function. `scratch`: the signed message.
+stage_result verify(request_state& st, std::string& scratch);
+/// 4. Blacklist on the verified caller (D4).
+stage_result check_blacklist(request_state& st);
+/// 5. The nonce store's record (after the blacklist: refused callers cannot fill it).
+stage_result record_nonce(request_state& st);
+/// 6. Priority, and a look at the queue (nothing taken yet).
+stage_result prioritize(request_state& st);
+/// 7a. The declared Content-Length against max_body_bytes, before a byte of the body is read.
+stage_result check_declared_length(request_state& st);
+/// 7b. How the body read ended, when it did not complete (`ec` set or `late`): a rejection, or
+/// none when the peer vanished (nothing to answer).
+enum class body_lateness { on_time, too_slow, past_deadline };
+stage_result body_read_failure(const request_state& st, beast::error_code ec, body_lateness late,
+                               std::size_t bytes_read);
+/// 7c. Admission proper: the slot is taken now that the body is here.
+stage_result admit(request_state& st);
+/// 8. The body synapse: parse, caller match (D5), hash; status fields cleared (D23).
+stage_result check_body(request_state& st, std::string& body);
+/// 9. Starts the handler (inline, coroutine on `c`'s strand, or the worker pool). A streaming
+/// route gets its stream_state, which writes through `c`.
+stage_result start_forward(request_state& st, connection& c);
+/// 9b. Once the handler finished or the deadline passed (the connection waited): the rejection
+/// to answer (408, 500, a forward_error's), or none for the success answer. Tells a handler
+/// still running to stop. `close`: the answer closes the connection.
+stage_result forward_outcome(request_state& st, bool close);
+
+/// The deadline passed (or the handler's result came too late to count): tells the handler to
+/// stop (its cancellation flag, and a coroutine's cancellation while it still runs) and returns
+/// the 408.
+rejection cancel_at_deadline(request_state& st, bool close);
+
+/// The rejection for what a forward function threw.
+rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr error, bool close);
+
+/// One access line per request, at debug.
+void log_access(const axon::impl& core, std::string_view peer_ip, std::uint16_t peer_port,
+                std::size_t body_bytes, std::string_view name, std::string_view hotkey, int status,
+                std::string_view message, double seconds);
+
+/// The path of a request-target without its query (absolute-form served by its path).
+std::string_view request_path(std::string_view target);
+
+double seconds_since(clock_type::time_point t0);
 
 }  // namespace bt::detail

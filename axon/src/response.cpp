@@ -1,7 +1,6 @@
 #include "response.hpp"
 
 #include "axon_impl.hpp"
-#include "session.hpp"
 
 #include <bt/detail/text.hpp>
 #include <bt/header_codec.hpp>
@@ -77,7 +76,7 @@ std::int64_t now_ns() {
 
 }  // namespace
 
-int build_synapse_response(connection& c, const route& r, synapse& s, double process_time,
+int build_synapse_response(response_buffers& out, const route& r, synapse& s, double process_time,
                            bool close) {
   if (!s.axon.status_code) s.axon.status_code = 200;
   if (*s.axon.status_code == 200 && (!s.axon.status_message || s.axon.status_message->empty()))
@@ -90,12 +89,12 @@ int build_synapse_response(connection& c, const route& r, synapse& s, double pro
     s.axon.status_code = 500;
   }
   const synapse_descriptor& d = *r.spec.type;
-  c.out_body_.clear();
-  write_json_body(d, s, c.out_body_, json_style::compact);
-  start_head(c.out_head_, status, c.out_body_.size(), close, 0);
-  head_writer w(c.out_head_);
-  to_headers(d, s, w, {.body_bytes = c.out_body_.size()});
-  c.out_head_.append("\r\n");
+  out.body.clear();
+  write_json_body(d, s, out.body, json_style::compact);
+  start_head(out.head, status, out.body.size(), close, 0);
+  head_writer w(out.head);
+  to_headers(d, s, w, {.body_bytes = out.body.size()});
+  out.head.append("\r\n");
   return status;
 }
 
@@ -113,18 +112,17 @@ void build_stream_head(std::string& out, const route& r, synapse& s, double proc
   out.append("\r\n");
 }
 
-void build_error_response(connection& c, int status, std::string_view message, const route* r,
-                          const synapse* headers, double process_time, bool close,
-                          int retry_after_s) {
+void build_error_response(const axon::impl& core, response_buffers& out, int status,
+                          std::string_view message, const route* r, const synapse* headers,
+                          bool verified, double process_time, bool close, int retry_after_s) {
   // Body: {"message": ...} compact, raw UTF-8 (Starlette's JSONResponse); invalid UTF-8 (a
   // client-supplied path, say) is replaced rather than failing the answer.
-  c.out_body_.assign("{\"message\":");
-  c.out_body_.append(
-      json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
-  c.out_body_.push_back('}');
-  start_head(c.out_head_, status, c.out_body_.size(), close, retry_after_s);
-  head_writer w(c.out_head_);
-  const to_headers_options hopt{.body_bytes = c.out_body_.size()};
+  out.body.assign("{\"message\":");
+  out.body.append(json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
+  out.body.push_back('}');
+  start_head(out.head, status, out.body.size(), close, retry_after_s);
+  head_writer w(out.head);
+  const to_headers_options hopt{.body_bytes = out.body.size()};
 
   if (r == nullptr || headers == nullptr) {
     // Python answers unknown routes and unparsable headers with a fresh Synapse(): only the
@@ -141,7 +139,7 @@ void build_error_response(connection& c, int status, std::string_view message, c
     static_cast<synapse&>(*obj) = *headers;
     terminal_info& ax = obj->axon;
     ax.version = version_as_int;
-    ax.uuid = c.core_.uuid;
+    ax.uuid = core.uuid;
     ax.nonce = now_ns();
     ax.status_code = status;
     ax.status_message = std::string(message);
@@ -150,12 +148,12 @@ void build_error_response(connection& c, int status, std::string_view message, c
     // D29: only a request that passed verification gets a signed answer, and the message names
     // the verified caller and this axon's own hotkey, never what unverified headers claim:
     // otherwise anyone could have this axon sign a dot-joined message of their choosing.
-    if (c.core_.opts.sign_error_responses && c.core_.hotkey.has_secret() && c.verified_ &&
+    if (core.opts.sign_error_responses && core.hotkey.has_secret() && verified &&
         obj->dendrite.hotkey) {
       // "{axon.nonce}.{dendrite.hotkey}.{axon.hotkey}.{axon.uuid}"
-      const std::string& mine = c.core_.verifier.my_hotkey();
+      const std::string& mine = core.verifier.my_hotkey();
       ax.hotkey = mine;
-      std::string& m = c.scratch_;
+      std::string& m = out.scratch;
       m.clear();
       append_int(*ax.nonce, m);
       m.push_back('.');
@@ -164,7 +162,7 @@ void build_error_response(connection& c, int status, std::string_view message, c
       m.append(mine);
       m.push_back('.');
       m.append(*ax.uuid);
-      const auto sig = c.core_.hotkey.sign(std::string_view(m));
+      const auto sig = core.hotkey.sign(std::string_view(m));
       std::string text(2 + 2 * sig.size(), '\0');
       text[0] = '0';
       text[1] = 'x';
@@ -173,7 +171,7 @@ void build_error_response(connection& c, int status, std::string_view message, c
     }
     to_headers(*r->spec.type, *obj, w, hopt);
   }
-  c.out_head_.append("\r\n");
+  out.head.append("\r\n");
 }
 
 }  // namespace bt::detail

@@ -1,7 +1,9 @@
 // Building responses (PROTOCOL 5.11, 5.12, 6.7): the status line, content headers and the bt
-// headers from the codec's to_headers, written into the connection's reusable buffers.
+// headers from the codec's to_headers, into a response_buffers the connection then writes. No
+// I/O here; the status and text of an error answer come from the caller (axon_errc.hpp's table).
 #pragma once
 
+#include <bt/axon.hpp>
 #include <bt/synapse.hpp>
 
 #include <cstdint>
@@ -10,23 +12,30 @@
 
 namespace bt::detail {
 
-class connection;
 struct route;
+
+/// The bytes of one answer, reused from request to request by a connection.
+struct response_buffers {
+  std::string head;     // status line and headers, through the blank line
+  std::string body;     // the body (Content-Length)
+  std::string scratch;  // the signed message of an error answer, etc.
+};
 
 /// Success (or a status the forward set itself): the body synapse echoed with its outputs, as
 /// JSON with Starlette's compact separators, and to_headers() of it. Sets axon.status_code to 200
 /// and status_message to "Success" unless the forward chose them, and axon.process_time.
 /// Returns the HTTP status used.
-int build_synapse_response(connection& c, const route& r, synapse& s, double process_time,
+int build_synapse_response(response_buffers& out, const route& r, synapse& s, double process_time,
                            bool close);
 
 /// Error: {"message": message} and the bt headers of `headers` (the request's header view, with
 /// the axon's stamps of PROTOCOL 5.3 step 5 and its signature of 5.13), or of a fresh base
 /// Synapse when the request never got that far (`r` or `headers` null: 400, 404, 405, 431).
+/// `verified`: the request passed verification, so the answer may be signed (D29).
 /// `retry_after_s` > 0 adds Retry-After.
-void build_error_response(connection& c, int status, std::string_view message, const route* r,
-                          const synapse* headers, double process_time, bool close,
-                          int retry_after_s = 0);
+void build_error_response(const axon::impl& core, response_buffers& out, int status,
+                          std::string_view message, const route* r, const synapse* headers,
+                          bool verified, double process_time, bool close, int retry_after_s = 0);
 
 /// The head of a streamed answer (PROTOCOL 7, D17) into `out`: HTTP 200 whatever the synapse's
 /// status says, `content-type: text/event-stream` first, the bt headers of `s` (axon.status_code

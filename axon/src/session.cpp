@@ -1,20 +1,19 @@
-// The connection coroutine: keep-alive loop, idle and header deadlines, the head parser, and
-// closing. The per-request stages live in pipeline.cpp.
+// The connection coroutine: keep-alive loop, idle and header deadlines, the head parser, the
+// body read under its watchdog, the wait for the handler, every write, and closing. The stages
+// it calls between its reads live in pipeline.cpp; the answers are built by response.cpp.
 #include "session.hpp"
 
-#include "pipeline.hpp"
 #include "request_parser.hpp"
-#include "response.hpp"
+#include "stream.hpp"
 
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -41,28 +40,81 @@ constexpr auto linger_time = std::chrono::milliseconds(500);
 // What a connection's read buffer may hold beyond a maximal head: one read's worth.
 constexpr std::size_t read_room = 64 * 1024;
 
+std::string_view or_dash(const std::optional<std::string>& s) {
+  return s && !s->empty() ? std::string_view(*s) : std::string_view("-");
+}
+
 }  // namespace
 
-connection::connection(axon::impl& core, socket_t socket)
+/// Bounds the read of a request body: it is due `grace` after the head plus one second per
+/// `rate` bytes received, and before the request's deadline. When it falls behind, the pending
+/// read is cancelled (the stream stays open for the 408) and `late` says why. Runs on the
+/// connection's strand (job_timer_ is bound to it), re-arming itself as the body grows.
+struct connection::body_watchdog : std::enable_shared_from_this<body_watchdog> {
+  body_watchdog(std::weak_ptr<connection> c, clock_type::time_point start,
+                clock_type::time_point deadline, std::chrono::milliseconds grace,
+                std::uint64_t rate)
+      : conn(std::move(c)),
+        start(start),
+        deadline(deadline),
+        grace(grace),
+        rate(static_cast<double>(std::max<std::uint64_t>(rate, 1))) {}
+
+  clock_type::time_point due(const connection& c) const {
+    return start + grace +
+           std::chrono::duration_cast<clock_type::duration>(
+               std::chrono::duration<double>(static_cast<double>(c.body_.size()) / rate));
+  }
+
+  void arm(connection& c) {
+    c.job_timer_.expires_at(std::min(due(c), deadline));
+    c.job_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // cancelled: the body arrived, or the read failed
+      const auto cp = self->conn.lock();
+      if (!cp) return;
+      const auto now = clock_type::now();
+      if (now < self->deadline && now < self->due(*cp)) return self->arm(*cp);  // caught up
+      self->late = now >= self->deadline ? body_lateness::past_deadline : body_lateness::too_slow;
+      cp->stream_->cancel();
+    });
+  }
+
+  std::weak_ptr<connection> conn;
+  clock_type::time_point start, deadline;
+  std::chrono::milliseconds grace;
+  double rate;
+  body_lateness late = body_lateness::on_time;
+};
+
+connection::connection(axon::impl& core, strand_t strand, std::unique_ptr<byte_stream> stream,
+                       std::string peer_ip, std::uint16_t peer_port)
     : core_(core),
-      strand_(socket.get_executor()),
-      stream_(std::move(socket)),
+      strand_(std::move(strand)),
+      stream_(std::move(stream)),
+      peer_ip_(std::move(peer_ip)),
+      peer_port_(peer_port),
       // Bounded: Beast buffers a whole head, chunk-size line or trailer block before parsing it,
       // so without a cap one endless line would grow the buffer without limit. The head is
       // limited to max_header_bytes; the rest is room for one read.
       buffer_(std::size_t{core.opts.max_header_bytes} + read_room),
-      job_timer_(strand_) {
+      job_timer_(strand_) {}
+
+std::shared_ptr<connection> make_tcp_connection(axon::impl& core, socket_t socket) {
   beast::error_code ec;
-  auto& sock = stream_.socket();
-  sock.set_option(tcp::no_delay(true), ec);  // answers are written in one piece; never delay them
-  const auto peer = sock.remote_endpoint(ec);
-  if (!ec) {
+  socket.set_option(tcp::no_delay(true), ec);  // answers are written in one piece; never delay them
+  std::string ip;
+  std::uint16_t port = 0;
+  if (const auto peer = socket.remote_endpoint(ec); !ec) {
     auto addr = peer.address();
     if (addr.is_v6() && addr.to_v6().is_v4_mapped())  // dual-stack: show IPv4 callers as IPv4
       addr = net::ip::make_address_v4(net::ip::v4_mapped, addr.to_v6());
-    peer_ip_ = addr.to_string();
-    peer_port_ = peer.port();
+    ip = addr.to_string();
+    port = peer.port();
   }
+  strand_t strand = socket.get_executor();
+  return std::make_shared<connection>(
+      core, std::move(strand), std::make_unique<tcp_byte_stream>(stream_t(std::move(socket))),
+      std::move(ip), port);
 }
 
 connection::~connection() {
@@ -71,20 +123,24 @@ connection::~connection() {
 
 void connection::notify_stop() {
   stop_requested_ = true;
-  if (idle_) stream_.cancel();
+  if (idle_) stream_->cancel();
 }
 
 void connection::abort() {
   aborted_ = true;
   stop_requested_ = true;
-  stream_.cancel();
+  stream_->cancel();
   job_timer_.cancel();
 }
 
+void connection::job_finished(const request_job* job) noexcept {
+  if (waiting_job_ == job) job_timer_.cancel();
+}
+
 task<bool> connection::write_response() {
-  stream_.expires_after(core_.opts.write_timeout);
-  const std::array<net::const_buffer, 2> buffers{net::buffer(out_head_), net::buffer(out_body_)};
-  auto [ec, n] = co_await net::async_write(stream_, buffers, use_task);
+  stream_->expires_after(core_.opts.write_timeout);
+  const std::array<net::const_buffer, 2> buffers{net::buffer(out_.head), net::buffer(out_.body)};
+  auto [ec, n] = co_await stream_->write(buffers);
   (void)n;
   if (ec) {
     core_.log->debug("axon: {}:{} write failed: {}", peer_ip_, peer_port_, ec.message());
@@ -94,9 +150,10 @@ task<bool> connection::write_response() {
 }
 
 task<bool> connection::write_continue() {
-  stream_.expires_after(core_.opts.write_timeout);
-  auto [ec, n] = co_await net::async_write(
-      stream_, net::buffer(continue_response.data(), continue_response.size()), use_task);
+  stream_->expires_after(core_.opts.write_timeout);
+  const std::array<net::const_buffer, 1> buffers{
+      net::buffer(continue_response.data(), continue_response.size())};
+  auto [ec, n] = co_await stream_->write(buffers);
   (void)n;
   co_return !ec;
 }
@@ -107,25 +164,227 @@ void connection::release_request_memory() noexcept {
   std::swap(view_, empty);
   std::string().swap(target_);
   std::string().swap(body_);
-  std::string().swap(out_head_);
-  std::string().swap(out_body_);
-  std::string().swap(scratch_);
+  std::string().swap(out_.head);
+  std::string().swap(out_.body);
+  std::string().swap(out_.scratch);
 }
 
 task<void> connection::close_gracefully() {
-  beast::error_code ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-  if (linger_ && !aborted_ && !ec) {
+  stream_->shutdown_send();
+  if (linger_ && !aborted_) {
     std::array<char, 4096> sink;
     std::size_t total = 0;
-    stream_.expires_after(linger_time);
+    stream_->expires_after(linger_time);
     while (total < linger_bytes) {
-      auto [rec, n] = co_await stream_.async_read_some(net::buffer(sink), use_task);
+      auto [rec, n] = co_await stream_->read_some(net::buffer(sink));
       if (rec) break;
       total += n;
     }
   }
-  stream_.close();
+  stream_->close();
+}
+
+task<beast::error_code> connection::read_more() {
+  const std::size_t room = beast::read_size(buffer_, 65536);
+  if (room == 0) co_return http::error::buffer_overflow;
+  auto [ec, n] = co_await stream_->read_some(buffer_.prepare(room));
+  buffer_.commit(n);
+  co_return ec;
+}
+
+task<beast::error_code> connection::read_until_done(request_parser& p, bool header_only) {
+  for (;;) {
+    beast::error_code ec;
+    if (p.parse_buffered(buffer_, header_only, ec) || ec) co_return ec;
+    ec = co_await read_more();
+    if (ec == net::error::eof) {
+      if (!p.got_some()) co_return http::error::end_of_stream;
+      p.put_eof(ec);
+      if (!ec) ec = http::error::partial_message;  // put_eof only completes bodiless responses
+      co_return ec;
+    }
+    if (ec) co_return ec;
+  }
+}
+
+task<bool> connection::answer(const rejection& rej, const request_state* st) {
+  const clock_type::time_point t0 = st ? st->t0 : clock_type::now();
+  const double elapsed = seconds_since(t0);
+  const bool known = st && st->job;  // the header synapse exists: it is echoed, stamped
+  build_error_response(core_, out_, rej.status, rej.message, known ? st->r : nullptr,
+                       known ? &st->job->headers : nullptr, st && st->verified, elapsed, rej.close,
+                       rej.retry_after_s);
+  log_access(core_, peer_ip_, peer_port_, st ? st->body_bytes : 0,
+             known ? std::string_view(st->r->name()) : request_path(target_),
+             known ? or_dash(st->job->headers.dendrite.hotkey) : std::string_view("-"), rej.status,
+             rej.message, elapsed);
+  if (rej.close) linger_ = true;
+  const bool written = co_await write_response();
+  co_return written && !rej.close;
+}
+
+task<stage_result> connection::read_body(request_state& st, bool& alive) {
+  alive = true;
+  request_parser& p = st.parser;
+  if (p.expect_continue() && !co_await write_continue()) {
+    alive = false;
+    co_return stage_result{};
+  }
+  const axon_options& opts = core_.opts;
+  p.max_body(opts.max_body_bytes);
+  p.body_limit(opts.max_body_bytes);
+  beast::error_code ec;
+  body_lateness late = body_lateness::on_time;
+  if (!p.parse_buffered(buffer_, false, ec) && !ec) {
+    // The watchdog, not the stream's own expiry, bounds the read: a stream that times out
+    // closes, and the 408 could then not be written.
+    stream_->expires_never();
+    auto watch = std::make_shared<body_watchdog>(weak_from_this(), clock_type::now(), st.deadline,
+                                                 opts.body_timeout, opts.body_min_rate);
+    watch->arm(*this);
+    // (A watchdog that fires just as a read completes finds no read to cancel: hence the check
+    // of `late` before each read.)
+    while (watch->late == body_lateness::on_time) {
+      ec = co_await read_more();
+      if (ec == net::error::eof) {
+        if (!p.got_some()) {
+          ec = http::error::end_of_stream;
+        } else {
+          p.put_eof(ec);
+          if (!ec) ec = http::error::partial_message;
+        }
+      }
+      if (ec || p.parse_buffered(buffer_, false, ec) || ec) break;
+    }
+    late = watch->late;
+    job_timer_.cancel();
+  }
+  if (!ec && late == body_lateness::on_time) co_return stage_result{};
+  stage_result rej = body_read_failure(st, ec, late, body_.size());
+  if (!rej) {
+    core_.log->debug("axon: {}:{} body read failed: {}", peer_ip_, peer_port_, ec.message());
+    alive = false;
+  }
+  co_return rej;
+}
+
+task<void> connection::wait_for_handler(request_state& st) {
+  if (st.job->done) co_return;
+  waiting_job_ = st.job.get();
+  job_timer_.expires_at(st.deadline);
+  auto [ec] = co_await job_timer_.async_wait(use_task);
+  (void)ec;
+  waiting_job_ = nullptr;
+}
+
+task<bool> connection::finish_stream(request_state& st) {
+  // Before the head went out, failures are answered as for any route; after it, anything but a
+  // normal return before the deadline cuts the stream (the connection closes without the final
+  // chunk).
+  request_job& job = *st.job;
+  stream_state& s = *job.stream;
+  const route& r = *st.r;
+  const std::string_view hotkey = job.ctx.hotkey.empty() ? "-" : job.ctx.hotkey;
+  const auto access = [&](std::string_view what) {
+    log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(), hotkey, 200, what,
+               seconds_since(st.t0));
+  };
+  s.close_writer();  // whatever happens next, the handler's sends are over
+  const bool close = !st.keep_alive || stop_requested_;
+  // The handler may also have returned normally just after the deadline, before the job timer
+  // ran (a send refused for the deadline, or a strand busy until then): that stream is cut too.
+  const bool late =
+      !job.error && (s.cut.load(std::memory_order_relaxed) || clock_type::now() >= s.deadline);
+  if (!job.done || late) {
+    const rejection rej = cancel_at_deadline(st, close);
+    if (aborted_) {
+      core_.log->warn("axon: stream {} to {}:{} cut at shutdown (drain deadline passed)", r.name(),
+                      peer_ip_, peer_port_);
+      co_return false;
+    }
+    if (!s.head_started) co_return co_await answer(rej, &st);
+    access("stream cut at the deadline");
+    co_return false;
+  }
+  if (job.error) {
+    if (!s.head_started) {
+      const rejection rej = forward_failure(core_, r, job.error, close);
+      co_return co_await answer(rej, &st);
+    }
+    try {
+      std::rethrow_exception(job.error);
+    } catch (const std::exception& e) {
+      core_.log->warn("axon: stream {} cut: the forward threw after streaming began: {}", r.name(),
+                      e.what());
+    } catch (...) {
+      core_.log->warn("axon: stream {} cut: the forward threw a non-exception", r.name());
+    }
+    access("stream cut: the forward threw");
+    co_return false;
+  }
+  if (s.failed) {
+    access("stream cut: write failed");
+    co_return false;
+  }
+  // The handler returned: the final chunk, with the head if nothing was sent.
+  std::array<net::const_buffer, 4> buffers{};
+  const std::size_t n = s.prepare(*this, {}, buffers);
+  buffers[n] = net::buffer(last_chunk.data(), last_chunk.size());
+  stream_->expires_after(core_.opts.write_timeout);
+  auto [ec, written] = co_await stream_->write(std::span(buffers.data(), n + 1));
+  (void)written;
+  access(or_dash(job.body->axon.status_message));
+  co_return !ec && !s.close && !stop_requested_;
+}
+
+task<bool> connection::serve(request_parser& p) {
+  request_state st(core_, p, view_, target_, peer_ip_, peer_port_);
+  // The answer when a stage refuses. Always a named object passed by reference: GCC 12
+  // mishandles non-trivial temporaries inside co_await expressions (they can be destroyed twice).
+  stage_result rej;
+
+  // ---- stages 1-7a: the head alone decides; every refusal closes (nothing of the body read) ----
+  if ((rej = check_request_line(st)) || (rej = parse_header_synapse(st)) ||
+      (rej = verify(st, out_.scratch)) || (rej = check_blacklist(st)) || (rej = record_nonce(st)) ||
+      (rej = prioritize(st)) || (rej = check_declared_length(st)))
+    co_return co_await answer(*rej, &st);
+
+  // ---- 7b. the body, under the watchdog ----
+  if (st.body_pending) {
+    bool alive = true;
+    rej = co_await read_body(st, alive);
+    if (rej) co_return co_await answer(*rej, &st);
+    if (!alive) co_return false;
+  }
+
+  // ---- 7c, 8: admission, then the body synapse ----
+  if ((rej = admit(st)) || (rej = check_body(st, body_))) co_return co_await answer(*rej, &st);
+  // A large body's bytes are not needed once parsed: freeing them now means a running handler
+  // costs its synapse, not also the raw body (the connection keeps small buffers for reuse).
+  if (body_.capacity() > keep_body_bytes) std::string().swap(body_);
+
+  // ---- 9. forward, under the request's deadline ----
+  if ((rej = start_forward(st, *this))) co_return co_await answer(*rej, &st);
+  co_await wait_for_handler(st);
+  if (st.job->stream) co_return co_await finish_stream(st);
+  const bool close = !st.keep_alive || stop_requested_;
+  rej = forward_outcome(st, close);
+  if (aborted_ && !st.job->done) {
+    core_.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)",
+                    st.r->name(), peer_ip_, peer_port_);
+    co_return false;
+  }
+  if (rej) co_return co_await answer(*rej, &st);
+
+  // ---- 10. response: the body synapse echoed with its outputs ----
+  synapse& s = *st.job->body;
+  const double elapsed = seconds_since(st.t0);
+  const int status = build_synapse_response(out_, *st.r, s, elapsed, close);
+  log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
+             st.job->ctx.hotkey.empty() ? std::string_view("-") : st.job->ctx.hotkey, status,
+             or_dash(s.axon.status_message), elapsed);
+  const bool written = co_await write_response();
+  co_return written && !close;
 }
 
 task<void> connection::run(std::shared_ptr<connection> self) {
@@ -141,12 +400,10 @@ task<void> connection::run(std::shared_ptr<connection> self) {
       if (c.buffer_.size() == 0) {
         if (!first) c.release_request_memory();
         c.idle_ = true;
-        c.stream_.expires_after(first ? opts.header_timeout : opts.idle_timeout);
-        auto [ec, n] = co_await c.stream_.async_read_some(
-            c.buffer_.prepare(beast::read_size(c.buffer_, 65536)), use_task);
+        c.stream_->expires_after(first ? opts.header_timeout : opts.idle_timeout);
+        const beast::error_code ec = co_await c.read_more();
         c.idle_ = false;
         if (ec) break;  // EOF, reset, idle timeout or stop: nothing to answer
-        c.buffer_.commit(n);
       }
       first = false;
 
@@ -155,19 +412,18 @@ task<void> connection::run(std::shared_ptr<connection> self) {
       c.body_.clear();
       request_parser parser(c.view_, c.target_, c.body_, opts.max_header_bytes);
       beast::error_code ec;
-      if (!parser.parse_buffered(c.buffer_, true, ec) && !ec) {
-        c.stream_.expires_after(opts.header_timeout);
-        auto [rec, n] = co_await http::async_read_header(c.stream_, c.buffer_, parser, use_task);
-        (void)n;
-        ec = rec;
+      if (!parser.parse_buffered(c.buffer_, true, ec) && !ec) {  // usually whole in one read
+        c.stream_->expires_after(opts.header_timeout);
+        ec = co_await c.read_until_done(parser, true);
       }
       if (ec) {
         if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
-          co_await reject_unparsed(c, 431, "Request Header Fields Too Large");
+          const rejection rej = reject(axon_errc::header_too_large, true);
+          co_await c.answer(rej, nullptr);
         } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
                    ec != http::error::end_of_stream && ec != http::error::partial_message) {
-          const std::string message = "Bad Request: " + ec.message();  // named: see pipeline.cpp
-          co_await reject_unparsed(c, 400, message);
+          const rejection rej = reject(axon_errc::bad_http, true, ec.message());
+          co_await c.answer(rej, nullptr);
         } else if (ec == beast::error::timeout) {
           c.core_.log->debug("axon: {}:{} sent no complete header in time; closing", c.peer_ip_,
                              c.peer_port_);
@@ -175,13 +431,13 @@ task<void> connection::run(std::shared_ptr<connection> self) {
         break;
       }
 
-      const bool keep = co_await serve_request(c, parser);
+      const bool keep = co_await c.serve(parser);
       if (!keep || c.aborted_) break;
 
       if (c.buffer_.size() == 0 && c.buffer_.capacity() > keep_buffer_bytes)
         c.buffer_.shrink_to_fit();
       if (c.body_.capacity() > keep_body_bytes) std::string().swap(c.body_);
-      if (c.out_body_.capacity() > keep_body_bytes) std::string().swap(c.out_body_);
+      if (c.out_.body.capacity() > keep_body_bytes) std::string().swap(c.out_.body);
     }
   } catch (const std::exception& e) {
     c.core_.log->warn("axon: connection {}:{} failed: {}", c.peer_ip_, c.peer_port_, e.what());

@@ -1,9 +1,16 @@
-// One client connection: a coroutine on its own strand that reads requests one after another
-// (keep-alive), hands each to the pipeline (pipeline.cpp) and writes its single response.
+// One client connection, the only owner of I/O in the axon: a coroutine on its own strand that
+// reads requests one after another (keep-alive), runs each through the pipeline's stages
+// (pipeline.hpp: pure functions that continue or refuse), reads the body between them, waits
+// for the handler and writes the single response (built by response.hpp). It reads and writes a
+// byte_stream (byte_stream.hpp), so the same session runs over TCP (the accept loop) or in memory
+// (memory_session.hpp: tests and the fuzzer).
 #pragma once
 
 #include "axon_impl.hpp"
+#include "byte_stream.hpp"
 #include "net.hpp"
+#include "pipeline.hpp"
+#include "response.hpp"
 
 #include <bt/synapse.hpp>
 
@@ -18,11 +25,12 @@
 
 namespace bt::detail {
 
-struct request_job;
-
 class connection : public std::enable_shared_from_this<connection> {
  public:
-  connection(axon::impl& core, socket_t socket);
+  /// `stream`'s operations complete on `strand`; `peer_ip`/`peer_port` name the caller (the
+  /// observed address that replaces the claimed one, PROTOCOL 5.3 step 6).
+  connection(axon::impl& core, strand_t strand, std::unique_ptr<byte_stream> stream,
+             std::string peer_ip, std::uint16_t peer_port);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -37,41 +45,20 @@ class connection : public std::enable_shared_from_this<connection> {
   /// On strand(): the drain deadline passed. Cancels every pending operation and the request in
   /// progress (its handler is told through its cancellation flag); nothing more is written.
   void abort();
+  /// On strand(): the handler of `job` finished; wakes the session if it waits for that job.
+  void job_finished(const request_job* job) noexcept;
 
   /// The connection's strand (a copy taken at construction; safe to read from any thread).
   const strand_t& strand() const noexcept { return strand_; }
 
-  /// Writes out_head_ + out_body_ (one gathered write under write_timeout). False on failure.
-  task<bool> write_response();
-  /// Writes "HTTP/1.1 100 Continue" (the client waits for it before sending its body).
-  task<bool> write_continue();
-  /// Frees the per-request strings before the connection waits for its next request, so that
-  /// an idle keep-alive connection holds only its socket, read buffer and coroutine frame (10,000
-  /// idle connections: docs/performance.md "Axon memory"). Costs a few allocations per request.
-  void release_request_memory() noexcept;
-
-  // ---- state shared with the pipeline; touched only on strand() ----
+  // ---- state shared with stream_writer.cpp; touched only on strand() ----
   axon::impl& core_;
   const strand_t strand_;
-  stream_t stream_;
-  beast::flat_buffer buffer_;
-  net::steady_timer job_timer_;         // the request deadline while a handler runs
-  request_job* waiting_job_ = nullptr;  // the job job_timer_ waits for
-  std::string peer_ip_;
-  std::uint16_t peer_port_ = 0;
-  // Per request; released while the connection is idle (release_request_memory).
-  synapse view_;                 // header view of the current request
-  std::string target_;           // request-target
-  std::string body_;             // request body
-  std::string out_head_;         // response head
-  std::string out_body_;         // response body
-  std::string scratch_;          // signed message, etc.
-  bool idle_ = false;            // waiting for the first byte of the next request
+  const std::unique_ptr<byte_stream> stream_;
+  const std::string peer_ip_;
+  const std::uint16_t peer_port_;
   bool stop_requested_ = false;  // the axon is stopping: finish this request, then close
   bool aborted_ = false;         // the drain deadline passed
-  bool linger_ = false;          // unread input may remain: drain briefly before closing
-  bool verified_ = false;        // the current request passed verification (D29: sign only then)
-  std::size_t body_bytes_ = 0;   // the current request's body size (body_ may be freed early)
 
   /// Buffers larger than this are freed once used rather than kept for the next request.
   static constexpr std::size_t keep_body_bytes = 1024 * 1024;
@@ -79,7 +66,50 @@ class connection : public std::enable_shared_from_this<connection> {
   bool registered_ = false;
 
  private:
+  /// Serves one request whose head `p` was just read: the stages, the body, the handler, the
+  /// answer. Writes exactly one response (or none if the connection dies or the axon aborts).
+  /// Returns whether the connection may carry another request.
+  task<bool> serve(request_parser& p);
+  /// Writes the answer to a refused request (`st` null: the head could not be parsed).
+  task<bool> answer(const rejection& rej, const request_state* st);
+  /// Reads the rest of the body under the body watchdog. Returns the rejection to answer, if any;
+  /// `alive` false when the peer vanished (nothing to answer).
+  task<stage_result> read_body(request_state& st, bool& alive);
+  /// Waits until the handler finished or the deadline passed.
+  task<void> wait_for_handler(request_state& st);
+  /// The end of a streamed answer (PROTOCOL 7).
+  task<bool> finish_stream(request_state& st);
+  /// Reads once more into buffer_. http::error::buffer_overflow when it is full.
+  task<beast::error_code> read_more();
+  /// Parses from buffer_, reading more as needed, until the head (`header_only`) or the whole
+  /// message is complete or fails. Beast's EOF rules: end_of_stream before any byte,
+  /// partial_message within a message.
+  task<beast::error_code> read_until_done(request_parser& p, bool header_only);
+  /// Writes out_.head + out_.body (one gathered write under write_timeout). False on failure.
+  task<bool> write_response();
+  task<bool> write_continue();
   task<void> close_gracefully();
+  /// Frees the per-request strings before the connection waits for its next request, so that
+  /// an idle keep-alive connection holds only its stream, read buffer and coroutine frame (10,000
+  /// idle connections: docs/performance.md "Axon memory"). Costs a few allocations per request.
+  void release_request_memory() noexcept;
+
+  beast::flat_buffer buffer_;
+  net::steady_timer job_timer_;               // the body watchdog, then the request deadline
+  const request_job* waiting_job_ = nullptr;  // the job job_timer_ waits for
+  // Per request; released while the connection is idle (release_request_memory).
+  synapse view_;          // header view of the current request
+  std::string target_;    // request-target
+  std::string body_;      // request body
+  response_buffers out_;  // the answer
+  bool idle_ = false;     // waiting for the first byte of the next request
+  bool linger_ = false;   // unread input may remain: drain briefly before closing
+
+  struct body_watchdog;
 };
+
+/// A connection over an accepted TCP socket (Nagle off, the peer's address as IPv4 when it is
+/// an IPv4-mapped IPv6 one).
+std::shared_ptr<connection> make_tcp_connection(axon::impl& core, socket_t socket);
 
 }  // namespace bt::detail

@@ -1,4 +1,4 @@
-// bt::stream_writer: one chunk in flight per stream, written straight to the connection's socket
+// bt::stream_writer: one chunk in flight per stream, written straight to the connection's stream
 // (the backpressure contract of stream_writer.hpp). Both forms share one write path, the
 // coroutine send() on the connection's strand; send_blocking() runs it there and waits.
 #include <bt/stream_writer.hpp>
@@ -10,12 +10,12 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -88,16 +88,22 @@ boost::asio::awaitable<bool> stream_writer::send(std::string_view bytes) {
     st->close_writer();
     co_return false;
   }
-  std::array<net::const_buffer, 4> buffers{};                // unused ones stay empty
-  if (st->prepare(*c, bytes, buffers) == 0) co_return true;  // empty send, head already out
+  std::array<net::const_buffer, 4> buffers{};
+  const std::size_t n = st->prepare(*c, bytes, buffers);
+  if (n == 0) co_return true;  // empty send, head already out
   // The write may take until the deadline, and at most write_timeout (a client that stopped
   // reading); either way the stream closes the socket, which fails the write.
-  c->stream_.expires_at(std::min(st->deadline, now + c->core_.opts.write_timeout));
+  c->stream_->expires_at(std::min(st->deadline, now + c->core_.opts.write_timeout));
   st->writing = true;
-  auto [ec, written] =
-      co_await net::async_write(c->stream_, buffers, net::as_tuple(net::use_awaitable));
+  // The connection's byte_stream completes on its strand (a task<>, not this awaitable's
+  // executor): run there and awaited here.
+  auto [thrown, result] = co_await net::co_spawn(
+      st->strand, c->stream_->write(std::span<const net::const_buffer>(buffers.data(), n)),
+      net::as_tuple(net::use_awaitable));
+  auto [ec, written] = result;
   (void)written;
   st->writing = false;
+  if (thrown) ec = net::error::operation_aborted;  // a write never throws; if it did: failed
   if (ec) {
     c->core_.log->debug("axon: {}:{} stream write failed after {} B: {}", c->peer_ip_,
                         c->peer_port_, st->payload_bytes.load(std::memory_order_relaxed),

@@ -103,6 +103,8 @@ struct route_spec {
   bool streaming() const noexcept { return stream || stream_async; }
 };
 
+struct axon_access;
+
 template <class>
 inline constexpr bool dependent_false = false;
 
@@ -262,6 +264,7 @@ class axon {
   struct impl;
 
  private:
+  friend struct detail::axon_access;  // the in-memory session driver (axon/src/memory_session.hpp)
   void add_route(detail::route_spec r);
   std::unique_ptr<impl> impl_;
 };

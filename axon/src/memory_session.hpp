@@ -1,0 +1,44 @@
+// Sessions of a bt::axon in memory: no socket, no acceptor, no I/O thread. Each exchange() runs
+// one real connection (session.cpp, every stage of pipeline.cpp, response.cpp) over Beast's test
+// stream on the caller's thread: the axon reads the input, then EOF (so no read waits on a
+// deadline), answers, and closes. For tests (tests/axon/memory_session_test.cpp) and the fuzzer
+// (fuzz/axon_request_fuzz.cpp), which must not depend on the network or on wall time.
+//
+// Contract: the axon has its routes attached and is never start()ed while a memory_axon uses it;
+// one memory_axon per axon; exchange() is called from one thread at a time. Handlers run where
+// they would in production (the worker pool's threads, or coroutines on the connection's strand).
+// A handler that never returns keeps exchange() waiting until the request's deadline (the 408).
+#pragma once
+
+#include "net.hpp"
+
+#include <bt/axon.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bt::detail {
+
+struct axon_access {
+  static axon::impl& of(axon& ax) noexcept { return *ax.impl_; }
+};
+
+class memory_axon {
+ public:
+  explicit memory_axon(axon& ax);
+  ~memory_axon();
+  memory_axon(const memory_axon&) = delete;
+  memory_axon& operator=(const memory_axon&) = delete;
+
+  /// One connection from `peer_ip`:`peer_port` that sends `input` and then closes its sending
+  /// side. Returns once the axon closed the connection, with everything the axon wrote.
+  std::string exchange(std::string_view input, std::string peer_ip = "127.0.0.1",
+                       std::uint16_t peer_port = 40000);
+
+ private:
+  axon::impl& core_;
+  net::io_context ioc_{1};
+};
+
+}  // namespace bt::detail
