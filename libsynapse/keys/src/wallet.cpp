@@ -177,32 +177,8 @@ bool wallet::ensure_directory(const std::filesystem::path& dir, error& err) cons
 
 bool wallet::write_coldkey(const keypair& kp, std::optional<std::string_view> password,
                            bool overwrite, error& err) const {
-  err = {};
-  if (!kp.has_secret()) {
-    err = {make_error_code(key_errc::invalid_secret_key), "coldkey",
-           "a public-only keypair cannot be a coldkey"};
-    return false;
-  }
-  if (!ensure_directory(dir_, err)) return false;
-  if (!overwrite) {
-    for (const auto& p : {coldkey_path(), coldkeypub_path()}) {
-      if (::access(p.c_str(), F_OK) == 0) {
-        err = {make_error_code(key_errc::keyfile_io), p.string(),
-               "already exists (use overwrite to replace it)"};
-        return false;
-      }
-    }
-  }
-  secret_string plain{serialize_keyfile(kp)};
-  bool ok;
-  if (password) {
-    auto enc = encrypt_keyfile_data(bytes_of(plain.s), *password, err);
-    if (!enc) return false;
-    ok = write_keyfile_bytes(coldkey_path(), *enc, overwrite, err);
-  } else {
-    ok = write_keyfile_bytes(coldkey_path(), bytes_of(plain.s), overwrite, err);
-  }
-  return ok && write_coldkeypub(kp, overwrite, err);
+  return write_key_pair("coldkey", dir_, coldkey_path(), coldkeypub_path(), kp, password, overwrite,
+                        err);
 }
 
 bool wallet::write_coldkeypub(const keypair& kp, bool overwrite, error& err) const {
@@ -214,16 +190,24 @@ bool wallet::write_coldkeypub(const keypair& kp, bool overwrite, error& err) con
 
 bool wallet::write_hotkey(const keypair& kp, bool overwrite, error& err,
                           std::optional<std::string_view> password) const {
+  return write_key_pair("hotkey", dir_ / "hotkeys", hotkey_path(), hotkeypub_path(), kp, password,
+                        overwrite, err);
+}
+
+bool wallet::write_key_pair(std::string_view role, const std::filesystem::path& dir,
+                            const std::filesystem::path& secret_path,
+                            const std::filesystem::path& public_path, const keypair& kp,
+                            std::optional<std::string_view> password, bool overwrite,
+                            error& err) const {
   err = {};
   if (!kp.has_secret()) {
-    err = {make_error_code(key_errc::invalid_secret_key), "hotkey",
-           "a public-only keypair cannot be a hotkey"};
+    err = {make_error_code(key_errc::invalid_secret_key), std::string(role),
+           "a public-only keypair cannot be a " + std::string(role)};
     return false;
   }
-  const auto dir = dir_ / "hotkeys";
   if (!ensure_directory(dir, err)) return false;
   if (!overwrite) {
-    for (const auto& p : {hotkey_path(), hotkeypub_path()}) {
+    for (const auto& p : {secret_path, public_path}) {
       if (::access(p.c_str(), F_OK) == 0) {
         err = {make_error_code(key_errc::keyfile_io), p.string(),
                "already exists (use overwrite to replace it)"};
@@ -236,12 +220,12 @@ bool wallet::write_hotkey(const keypair& kp, bool overwrite, error& err,
   if (password) {
     auto enc = encrypt_keyfile_data(bytes_of(plain.s), *password, err);
     if (!enc) return false;
-    ok = write_keyfile_bytes(hotkey_path(), *enc, overwrite, err);
+    ok = write_keyfile_bytes(secret_path, *enc, overwrite, err);
   } else {
-    ok = write_keyfile_bytes(hotkey_path(), bytes_of(plain.s), overwrite, err);
+    ok = write_keyfile_bytes(secret_path, bytes_of(plain.s), overwrite, err);
   }
-  return ok && write_keyfile_bytes(hotkeypub_path(), bytes_of(serialize_public_keyfile(kp)),
-                                   overwrite, err);
+  return ok &&
+         write_keyfile_bytes(public_path, bytes_of(serialize_public_keyfile(kp)), overwrite, err);
 }
 
 std::vector<std::string> list_wallets(std::string_view wallet_path) {

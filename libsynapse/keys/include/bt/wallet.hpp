@@ -94,6 +94,12 @@ class wallet {
 
  private:
   bool ensure_directory(const std::filesystem::path& dir, error& err) const;
+  /// Writes a secret keyfile and its public twin in `dir` (the coldkey or a hotkey: `role`
+  /// names it in errors); refuses a public-only keypair and, unless `overwrite`, existing files.
+  bool write_key_pair(std::string_view role, const std::filesystem::path& dir,
+                      const std::filesystem::path& secret_path,
+                      const std::filesystem::path& public_path, const keypair& kp,
+                      std::optional<std::string_view> password, bool overwrite, error& err) const;
 
   wallet_config config_;
   std::filesystem::path dir_;
