@@ -1,4 +1,4 @@
-// The BIP39 English word list, generated at configure time by libsynapse/cmake/wordlist.cmake
+// The BIP39 English word list, generated at configure time by libsynapse/keys/cmake/wordlist.cmake
 // from the Debian package python3-mnemonic (checked against the list's published SHA-256).
 #pragma once
 
