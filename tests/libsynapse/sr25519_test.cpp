@@ -179,7 +179,7 @@ TEST_CASE("sr25519 keys of sr25519_signatures.json sign, and the signatures veri
   }
 }
 
-TEST_CASE("sr25519 verifies the //Alice signature of PROTOCOL.md 9.11 and not its <Bytes> form",
+TEST_CASE("sr25519 verifies the //Alice signature of protocol section 9.11 and not its <Bytes> form",
           "[sr25519]") {
   bt::init_crypto();
   const auto pub =
