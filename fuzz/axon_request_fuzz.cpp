@@ -1,18 +1,19 @@
 // Fuzz target: a whole HTTP request through the axon's request handling (session.cpp's head
 // parser, request_parser.hpp feeding the header codec, every stage of pipeline.cpp, response.cpp).
 //
-// Transport: the axon's connection type is bound to a TCP socket (axon/src/net.hpp), so instead of
-// Beast's test stream the target runs one real bt::axon on 127.0.0.1 (one I/O thread, one worker)
-// and sends each input over a fresh loopback connection: write the bytes, shut down the sending
-// side, read the answer until the axon closes. Coverage counters are process-wide, so the axon's
-// thread is instrumented like the caller's; each input is finished (connection closed by the
-// axon) before the next starts. About 150-500 inputs per second; see docs/reliability.md.
+// Transport: in memory. One bt::axon (one worker thread), never started, is driven by
+// axon/src/memory_session.hpp: each input is one connection over Beast's test stream, run on
+// this thread: the axon reads the bytes, then EOF (so no read waits on a deadline), answers and
+// closes; exchange() returns once the session has ended. No socket, no I/O thread, no wall-clock
+// wait: thousands of inputs per second where loopback gave 150-500 (docs/reliability.md). The
+// loopback path itself stays covered by the end-to-end tests (tests/axon, tests/hostile).
 //
 // Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
 // although a request must be fresh and signed to pass verification). Tokens are resolved per
 // request: "@NEXT@" separates the requests sent one after another on the connection (it is
 // removed; "the body" below is the rest of its own request only):
-//   @NONCE@   a fresh nonce (wall-clock ns, strictly increasing across inputs)
+//   @NONCE@   a fresh nonce: wall-clock ns rounded down to the second (fresh: the axon accepts
+//             4 s and more), so that within a second a repeated message is signed only once
 //   @HOTKEY@  the caller's SS58 address (a fixed sr25519 key), @AXON@ the axon's
 //   @HASH@    the body hash of the body (the part after the first blank line) for the route named
 //             in the request line, when it parses as that type ("" otherwise)
@@ -40,25 +41,19 @@
 
 #include "fuzz_support.hpp"
 
+#include "memory_session.hpp"
+
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace {
 
@@ -81,17 +76,17 @@ struct fixture {
   bt::keypair caller = bt::keypair::from_seed(std::array<std::uint8_t, 32>{1, 2, 3});
   std::shared_ptr<const bt::synapse_descriptor> hashed = make_hashed_type();
   std::unique_ptr<bt::axon> ax;
-  std::uint16_t port = 0;
-  std::int64_t last_nonce = 0;
+  std::unique_ptr<bt::detail::memory_axon> mem;
+  std::int64_t nonce_second = 0;
+  // Signatures of this second's messages (an sr25519 signing per input would cost more than the
+  // rest of the input); cleared with each new nonce, and bounded.
+  std::unordered_map<std::string, std::string> signatures;
 
   fixture() {
     bt::axon_options o = bt::axon_options::loopback();
-    o.io_threads = 1;
     o.max_workers = 1;
     o.sign_error_responses = false;
     o.nonces = std::make_shared<accept_all_nonces>();
-    o.header_timeout = std::chrono::milliseconds(2000);
-    o.idle_timeout = std::chrono::milliseconds(2000);
     o.max_body_bytes = 1 << 20;
     ax = std::make_unique<bt::axon>(bt::keypair::from_seed(std::array<std::uint8_t, 32>{9, 8, 7}),
                                     o);
@@ -99,22 +94,32 @@ struct fixture {
     ax->attach(hashed, [](bt::dynamic_synapse& s) {
       if (auto* b = s.get("b")) *b = *s.get("a");
     });
-    ax->start();
-    port = ax->port();
+    mem = std::make_unique<bt::detail::memory_axon>(*ax);
   }
 
   std::int64_t next_nonce() {
     const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
-    last_nonce = std::max(now, last_nonce + 1);
-    return last_nonce;
+    const std::int64_t second = now - now % 1'000'000'000;
+    if (second != nonce_second || signatures.size() > 4096) {
+      nonce_second = second;
+      signatures.clear();
+    }
+    return second;
+  }
+
+  /// "0x" + the caller's signature of `message`.
+  const std::string& signature_of(const std::string& message) {
+    auto [it, fresh] = signatures.try_emplace(message);
+    if (fresh) it->second = "0x" + bt::to_hex(caller.sign(std::string_view(message)));
+    return it->second;
   }
 };
 
 fixture& fx() {
-  // Never destroyed: the axon's threads must not be joined from an atexit handler while
-  // libFuzzer exits (stop() is bounded by drain_timeout anyway).
+  // Never destroyed: the worker thread must not be joined from an atexit handler while
+  // libFuzzer exits.
   static fixture* f = new fixture();
   return *f;
 }
@@ -189,7 +194,7 @@ std::string prepare_one(fixture& f, std::string req) {
                                 f.ax->hotkey().ss58_address() + "." +
                                 header_value(head, "bt_header_dendrite_uuid") + "." +
                                 header_value(head, "computed_body_hash");
-    replace_all(req, "@SIG@", "0x" + bt::to_hex(f.caller.sign(std::string_view(message))));
+    replace_all(req, "@SIG@", f.signature_of(message));
   }
   if (req.find("@CL@") != std::string::npos) {
     const std::size_t he = head_end(req);
@@ -222,57 +227,6 @@ std::string prepare(fixture& f, std::string_view input) {
     if (sep == std::string_view::npos) return out;
     input.remove_prefix(sep + next.size());
   }
-}
-
-/// Sends `req`, half-closes, returns everything the axon writes until it closes.
-std::string exchange(std::uint16_t port, const std::string& req) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) bt::fuzz::invariant_failed("socket()", __FILE__, __LINE__);
-  timeval tv{10, 0};  // far above any answer; a hang shows up as libFuzzer's timeout first
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  // A different source address per connection (127.0.0.2 up to 127.0.255.255, in turn): we send
-  // our FIN first, so each connection leaves this side in TIME_WAIT for 60 s, and from one
-  // address the 28k ephemeral ports ran out after 90k inputs (connect(): EADDRNOTAVAIL).
-  static std::uint32_t next_source = 0;
-  sockaddr_in src{};
-  src.sin_family = AF_INET;
-  src.sin_addr.s_addr = htonl(0x7f000002u + (next_source++ % 0xfffeu));
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&src), sizeof src) != 0) {
-    std::fprintf(stderr, "bind(): %s\n", std::strerror(errno));
-    bt::fuzz::invariant_failed("bind() to a loopback source address", __FILE__, __LINE__);
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    std::fprintf(stderr, "connect(): %s\n", std::strerror(errno));
-    bt::fuzz::invariant_failed("connect() to the axon", __FILE__, __LINE__);
-  }
-  std::size_t sent = 0;
-  while (sent < req.size()) {
-    const ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the axon may close early (431, 413...): that is an answer too
-    sent += static_cast<std::size_t>(n);
-  }
-  ::shutdown(fd, SHUT_WR);
-  std::string out;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n > 0) {
-      out.append(buf, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      bt::fuzz::invariant_failed("the axon neither answered nor closed within 10 s", __FILE__,
-                                 __LINE__);
-    break;  // EOF or reset
-  }
-  ::close(fd);
-  return out;
 }
 
 bool well_formed_status_line(std::string_view r) {
@@ -310,7 +264,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bt::fuzz::init_once();
   fixture& f = fx();
   const std::string req = prepare(f, bt::fuzz::as_text(data, size));
-  const std::string answer = exchange(f.port, req);
+  const std::string answer = f.mem->exchange(req);
   // BT_FUZZ_VERBOSE=1: print each answer (to check which stages the seeds reach).
   static const bool verbose = std::getenv("BT_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "answer (%zu bytes):\n%s\n", answer.size(), answer.c_str());

@@ -1,5 +1,7 @@
 // Asio/Beast types shared by the axon's internals. Every connection runs on its own strand
 // (one place to change them); the coroutine type and completion token are spelled once here.
+// stream_t is the TCP transport only: a connection reads and writes a byte_stream
+// (byte_stream.hpp), never a socket type.
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>

@@ -20,7 +20,7 @@ void request_parser::on_field_impl(boost::beast::http::field name,
   // Only `Transfer-Encoding: chunked` frames a body we can read. Beast ignores a coding list that
   // does not end in chunked (the body would then be taken as empty and the rest of the bytes as
   // the next request: the request-smuggling shape), and we decode no other coding. RFC 9112
-  // 6.3 asks for 400 and a close; reject_unparsed (session.cpp) does both.
+  // 6.3 asks for 400 and a close; the session answers bad_http (axon_errc.hpp) and closes.
   if (name == boost::beast::http::field::transfer_encoding &&
       !iequals(trim_ows(std::string_view(value.data(), value.size())), "chunked")) {
     ec = boost::beast::http::error::bad_transfer_encoding;
