@@ -27,12 +27,8 @@ struct dummy : bt::synapse {
   std::int64_t dummy_input = 0;              // required: no default in Python
   std::optional<std::int64_t> dummy_output;  // Optional[int] = None
 
-  static bt::synapse_schema<dummy> schema() {
-    return {.name = "Dummy",
-            .fields = {bt::field<&dummy::dummy_input>("dummy_input", bt::required),
-                       bt::field<&dummy::dummy_output>("dummy_output")},
-            .hash_fields = {}};
-  }
+  // Each field named once: the wire name is the member's name.
+  BT_SYNAPSE(dummy, "Dummy", BT_FIELD(dummy_input, bt::required), BT_FIELD(dummy_output))
 };
 
 // A nested value type: BT_DEFINE_TYPE_INTRUSIVE keeps the declared key order in bodies and in
@@ -59,15 +55,27 @@ struct text_prompting : bt::synapse {
   sampling params;
   std::optional<std::int64_t> seed;
 
-  static bt::synapse_schema<text_prompting> schema() {
-    return {.name = "TextPrompting",
-            .fields = {bt::field<&text_prompting::roles>("roles", bt::required),
-                       bt::field<&text_prompting::messages>("messages", bt::required),
-                       bt::field<&text_prompting::completion>("completion"),
-                       bt::field<&text_prompting::temperature>("temperature"),
-                       bt::field<&text_prompting::params>("params"),
-                       bt::field<&text_prompting::seed>("seed")},
-            .hash_fields = {"roles", "messages"}};
+  // bt::hashed: one of required_hash_fields, hashed in declaration order.
+  BT_SYNAPSE(text_prompting, "TextPrompting", BT_FIELD(roles, bt::required, bt::hashed),
+             BT_FIELD(messages, bt::required, bt::hashed), BT_FIELD(completion),
+             BT_FIELD(temperature), BT_FIELD(params), BT_FIELD(seed))
+};
+
+// The long form, for a wire name that is not a usable member name (here a C++ keyword) or a
+// hashing order other than the declaration order:
+//   class Templated(bt.Synapse):
+//       template: str
+//       values: dict = {}
+//       required_hash_fields: ClassVar[tuple[str, ...]] = ("values", "template")
+struct templated : bt::synapse {
+  std::string template_;  // wire name "template"
+  bt::json values = bt::json::object();
+
+  static bt::synapse_schema<templated> schema() {
+    return {.name = "Templated",
+            .fields = {bt::field<&templated::template_>("template", bt::required),
+                       bt::field<&templated::values>("values")},
+            .hash_fields = {"values", "template"}};
   }
 };
 
@@ -102,6 +110,11 @@ int main() {
   p.messages = {"Be terse.", "What's 2+2?"};
   p.timeout = 30;
   show("TextPrompting", p);
+
+  example::templated t;
+  t.template_ = "Hello, {name}!";
+  t.values = {{"name", "miner"}};
+  show("Templated", t);
 
   // The same kind of type, known only at run time.
   bt::error err;

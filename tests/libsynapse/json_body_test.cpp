@@ -206,27 +206,29 @@ TEST_CASE("malformed bodies: each gives the exact error", "[json_body][errors]")
        "expected an integer, got null"},
       {"{\"dummy_input\": 18446744073709551615}", bt::codec_errc::wrong_type, "body.dummy_input",
        "integer out of range"},
-      {"{\"dummy_input\": 1e19}", bt::codec_errc::wrong_type, "body.dummy_input", "integer out of range"},
-      {"{\"dummy_input\": 1, \"dummy_output\": [1]}", bt::codec_errc::wrong_type, "body.dummy_output",
-       "expected an integer, got array"},
+      {"{\"dummy_input\": 1e19}", bt::codec_errc::wrong_type, "body.dummy_input",
+       "integer out of range"},
+      {"{\"dummy_input\": 1, \"dummy_output\": [1]}", bt::codec_errc::wrong_type,
+       "body.dummy_output", "expected an integer, got array"},
       {"{\"dummy_input\": 1, \"timeout\": \"soon\"}", bt::codec_errc::invalid_float, "body.timeout",
        "not a Python float() literal: 'soon'"},
       {"{\"dummy_input\": 1, \"timeout\": [12]}", bt::codec_errc::wrong_type, "body.timeout",
        "expected a number, got array"},
-      {"{\"dummy_input\": 1, \"total_size\": 1.5}", bt::codec_errc::invalid_integer, "body.total_size",
-       "not an integral number"},
-      {"{\"dummy_input\": 1, \"header_size\": false}", bt::codec_errc::wrong_type, "body.header_size",
-       "expected an integer, got boolean"},
+      {"{\"dummy_input\": 1, \"total_size\": 1.5}", bt::codec_errc::invalid_integer,
+       "body.total_size", "not an integral number"},
+      {"{\"dummy_input\": 1, \"header_size\": false}", bt::codec_errc::wrong_type,
+       "body.header_size", "expected an integer, got boolean"},
       {"{\"dummy_input\": 1, \"dendrite\": []}", bt::codec_errc::wrong_type, "body.dendrite",
        "expected an object, got array"},
       {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", bt::codec_errc::invalid_integer,
        "body.dendrite.nonce", "not a Python int() literal: 'x1'"},
       {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": 9223372036854775808}}",
        bt::codec_errc::invalid_integer, "body.dendrite.nonce", "integer out of range"},
-      {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", bt::codec_errc::wrong_type, "body.axon.hotkey",
-       "expected a string, got integer"},
-      {"{\"dummy_input\": 1, \"axon\": {\"process_time\": \"fast\"}}", bt::codec_errc::invalid_float,
-       "body.axon.process_time", "not a Python float() literal: 'fast'"},
+      {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", bt::codec_errc::wrong_type,
+       "body.axon.hotkey", "expected a string, got integer"},
+      {"{\"dummy_input\": 1, \"axon\": {\"process_time\": \"fast\"}}",
+       bt::codec_errc::invalid_float, "body.axon.process_time",
+       "not a Python float() literal: 'fast'"},
       {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", bt::codec_errc::wrong_type,
        "body.computed_body_hash", "expected a string, got integer"},
   };
@@ -501,30 +503,46 @@ TEST_CASE("body reading: duplicate keys are refused at every depth (D22)", "[jso
   }
 }
 
-TEST_CASE("read_json_value and read_json_body report the same errors", "[json_body][errors]") {
-  const char* bodies[] = {
-      "{}",
-      "{\"dummy_input\": \"1\"}",
-      "{\"dummy_input\": 1.5}",
-      "{\"dummy_input\": 1, \"timeout\": \"soon\"}",
-      "{\"dummy_input\": 1, \"total_size\": 1.5}",
-      "{\"dummy_input\": 1, \"dendrite\": []}",
-      "{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}",
-      "{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}",
-      "{\"dummy_input\": 1, \"computed_body_hash\": 0}",
-      "[1]",
-      "{\"dummy_input\": 1, \"axon\": null, \"dendrite\": {\"port\": \"8091\"}}",
+TEST_CASE("read_json_body names the base field of each error", "[json_body][errors]") {
+  struct expectation {
+    const char* body;
+    bt::codec_errc code;
+    const char* what;
   };
-  for (const char* b : bodies) {
-    INFO(b);
-    bt::examples::dummy a, c;
-    const auto streaming = bt::from_json_body(b, a);
-    bt::json j;
-    REQUIRE_FALSE(bt::parse_json(b, j));
-    const auto dom = bt::read_json_value(bt::descriptor_of<bt::examples::dummy>(), j, c);
-    CHECK(streaming.code == dom.code);
-    CHECK(streaming.what == dom.what);
-    CHECK(streaming.detail == dom.detail);
-    if (!streaming) CHECK(a == c);
+  using bt::codec_errc;
+  const expectation cases[] = {
+      {"{}", codec_errc::missing_field, "body.dummy_input"},
+      {"{\"dummy_input\": \"1\"}", codec_errc::wrong_type, "body.dummy_input"},
+      {"{\"dummy_input\": 1.5}", codec_errc::wrong_type, "body.dummy_input"},
+      {"{\"dummy_input\": 1, \"timeout\": \"soon\"}", codec_errc::invalid_float, "body.timeout"},
+      {"{\"dummy_input\": 1, \"total_size\": 1.5}", codec_errc::invalid_integer, "body.total_size"},
+      {"{\"dummy_input\": 1, \"header_size\": []}", codec_errc::wrong_type, "body.header_size"},
+      {"{\"dummy_input\": 1, \"dendrite\": []}", codec_errc::wrong_type, "body.dendrite"},
+      {"{\"dummy_input\": 1, \"dendrite\": {\"nonce\": \"x1\"}}", codec_errc::invalid_integer,
+       "body.dendrite.nonce"},
+      {"{\"dummy_input\": 1, \"axon\": {\"hotkey\": 5}}", codec_errc::wrong_type,
+       "body.axon.hotkey"},
+      {"{\"dummy_input\": 1, \"axon\": {\"process_time\": true}}", codec_errc::wrong_type,
+       "body.axon.process_time"},
+      {"{\"dummy_input\": 1, \"computed_body_hash\": 0}", codec_errc::wrong_type,
+       "body.computed_body_hash"},
+      {"[1]", codec_errc::invalid_body, "body"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.body);
+    bt::examples::dummy a;
+    const auto err = bt::from_json_body(c.body, a);
+    CHECK(err.code == bt::make_error_code(c.code));
+    CHECK(err.what == c.what);
+    CHECK_FALSE(err.detail.empty());
   }
+  // Every TerminalInfo cast of PROTOCOL 1.1 applies, and null resets a block.
+  bt::examples::dummy ok;
+  ok.axon.ip = "1.2.3.4";
+  REQUIRE_FALSE(bt::from_json_body(
+      R"({"dummy_input": 1, "axon": null, "dendrite": {"port": "8091", "process_time": "0.5"}})",
+      ok));
+  CHECK(ok.axon == bt::terminal_info{});
+  CHECK(ok.dendrite.port == 8091);
+  CHECK(ok.dendrite.process_time == 0.5);
 }

@@ -8,6 +8,7 @@
 
 #include "codec_detail.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -16,40 +17,29 @@
 namespace bt {
 namespace {
 
-enum class kind { integer, floating, text };
+/// The header names of one TerminalInfo block: "bt_header_<side>_<field>", built once from the
+/// field table.
+using terminal_header_names =
+    std::array<std::string, std::tuple_size_v<decltype(terminal_info_members)>>;
 
-struct terminal_field {
-  std::string_view name;
-  kind k;
-  std::optional<std::int64_t> terminal_info::*int_member;
-  std::optional<double> terminal_info::*float_member;
-  std::optional<std::string> terminal_info::*text_member;
-};
+terminal_header_names make_terminal_header_names(std::string_view side) {
+  terminal_header_names out;
+  std::size_t i = 0;
+  detail::for_each_member(terminal_info_members, [&](const auto& m) {
+    out[i++] = "bt_header_" + std::string(side) + "_" + std::string(m.name);
+  });
+  return out;
+}
 
-constexpr terminal_field terminal_fields[10] = {
-    {"status_code", kind::integer, &terminal_info::status_code, nullptr, nullptr},
-    {"status_message", kind::text, nullptr, nullptr, &terminal_info::status_message},
-    {"process_time", kind::floating, nullptr, &terminal_info::process_time, nullptr},
-    {"ip", kind::text, nullptr, nullptr, &terminal_info::ip},
-    {"port", kind::integer, &terminal_info::port, nullptr, nullptr},
-    {"version", kind::integer, &terminal_info::version, nullptr, nullptr},
-    {"nonce", kind::integer, &terminal_info::nonce, nullptr, nullptr},
-    {"uuid", kind::text, nullptr, nullptr, &terminal_info::uuid},
-    {"hotkey", kind::text, nullptr, nullptr, &terminal_info::hotkey},
-    {"signature", kind::text, nullptr, nullptr, &terminal_info::signature},
-};
-
-constexpr std::string_view axon_header_names[10] = {
-    "bt_header_axon_status_code", "bt_header_axon_status_message", "bt_header_axon_process_time",
-    "bt_header_axon_ip",          "bt_header_axon_port",           "bt_header_axon_version",
-    "bt_header_axon_nonce",       "bt_header_axon_uuid",           "bt_header_axon_hotkey",
-    "bt_header_axon_signature"};
-constexpr std::string_view dendrite_header_names[10] = {
-    "bt_header_dendrite_status_code",  "bt_header_dendrite_status_message",
-    "bt_header_dendrite_process_time", "bt_header_dendrite_ip",
-    "bt_header_dendrite_port",         "bt_header_dendrite_version",
-    "bt_header_dendrite_nonce",        "bt_header_dendrite_uuid",
-    "bt_header_dendrite_hotkey",       "bt_header_dendrite_signature"};
+constexpr std::string_view timeout_key = detail::member_name(synapse_members, &synapse::timeout);
+constexpr std::string_view total_size_key =
+    detail::member_name(synapse_members, &synapse::total_size);
+constexpr std::string_view header_size_key =
+    detail::member_name(synapse_members, &synapse::header_size);
+constexpr std::string_view body_hash_key =
+    detail::member_name(synapse_members, &synapse::computed_body_hash);
+constexpr std::string_view axon_key = detail::member_name(synapse_members, &synapse::axon);
+constexpr std::string_view dendrite_key = detail::member_name(synapse_members, &synapse::dendrite);
 
 constexpr std::size_t max_name_bytes = 256;
 
@@ -67,25 +57,25 @@ class emitter {
   std::size_t bytes_ = 0;
 };
 
-void emit_terminal(emitter& e, const std::string_view (&names)[10], const terminal_info& t,
-                   std::string& scratch) {
+void emit_value(emitter& e, std::string_view name, const std::optional<std::int64_t>& v,
+                std::string&) {
   char buf[detail::number_buffer_size];
-  for (std::size_t i = 0; i < 10; ++i) {
-    const auto& f = terminal_fields[i];
-    switch (f.k) {
-      case kind::integer:
-        if (const auto& v = t.*f.int_member) e.add(names[i], detail::format_int(*v, buf));
-        break;
-      case kind::floating:
-        if (const auto& v = t.*f.float_member)
-          e.add(names[i], {buf, detail::format_python_float(*v, buf)});
-        break;
-      case kind::text:
-        if (const auto& v = t.*f.text_member)
-          e.add(names[i], detail::sanitize_header_value(*v, scratch));
-        break;
-    }
-  }
+  if (v) e.add(name, detail::format_int(*v, buf));
+}
+void emit_value(emitter& e, std::string_view name, const std::optional<double>& v, std::string&) {
+  char buf[detail::number_buffer_size];
+  if (v) e.add(name, {buf, detail::format_python_float(*v, buf)});
+}
+void emit_value(emitter& e, std::string_view name, const std::optional<std::string>& v,
+                std::string& scratch) {
+  if (v) e.add(name, detail::sanitize_header_value(*v, scratch));
+}
+
+void emit_terminal(emitter& e, const terminal_header_names& names, const terminal_info& t,
+                   std::string& scratch) {
+  std::size_t i = 0;
+  detail::for_each_member(terminal_info_members,
+                          [&](const auto& m) { emit_value(e, names[i++], t.*m.ptr, scratch); });
 }
 
 bool is_ws(char c) noexcept {
@@ -307,25 +297,30 @@ void to_headers(const synapse_descriptor& d, const synapse& s, header_sink& out,
   std::string scratch;
   char buf[detail::number_buffer_size];
 
-  e.add("name", d.name());
+  // Function-local: built on first use, whatever the order of static initialisation.
+  static const terminal_header_names axon_names = make_terminal_header_names(axon_key);
+  static const terminal_header_names dendrite_names = make_terminal_header_names(dendrite_key);
+
+  // Python's to_headers order (PROTOCOL 2.1), not the declaration order of the base fields.
+  e.add(synapse_name_key, d.name());
   // Python would send "None" for a None timeout, which no receiver parses; omit it instead
   // (a missing header is None on the receiving side, PROTOCOL 2.7).
-  if (s.timeout) e.add("timeout", {buf, detail::format_python_float(*s.timeout, buf)});
-  emit_terminal(e, axon_header_names, s.axon, scratch);
-  emit_terminal(e, dendrite_header_names, s.dendrite, scratch);
+  if (s.timeout) e.add(timeout_key, {buf, detail::format_python_float(*s.timeout, buf)});
+  emit_terminal(e, axon_names, s.axon, scratch);
+  emit_terminal(e, dendrite_names, s.dendrite, scratch);
   for (const auto& f : d.fields()) {
     if (!f.required() || f.ops->is_null(s, f)) continue;
     e.add(f.header_name, f.ops->placeholder(s, f));
   }
   const std::size_t header_size = e.bytes();
-  e.add("header_size", detail::format_int(header_size, buf));
-  e.add("total_size", detail::format_int(header_size + opt.body_bytes, buf));
+  e.add(header_size_key, detail::format_int(header_size, buf));
+  e.add(total_size_key, detail::format_int(header_size + opt.body_bytes, buf));
   if (!opt.computed_body_hash.empty())
-    e.add("computed_body_hash", opt.computed_body_hash);
+    e.add(body_hash_key, opt.computed_body_hash);
   else if (d.hash_fields().empty())
-    e.add("computed_body_hash", d.constant_body_hash());
+    e.add(body_hash_key, d.constant_body_hash());
   else
-    e.add("computed_body_hash", body_hash(d, s));
+    e.add(body_hash_key, body_hash(d, s));
 }
 
 bool header_reader::feed(std::string_view name, std::string_view value) {
@@ -337,48 +332,63 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
   auto check_value = [&]() -> bool {
     if (value.size() <= max_value_bytes) return true;
     return fail(codec_errc::value_too_long, "value of " + std::to_string(value.size()) +
-                                          " bytes exceeds " + std::to_string(max_value_bytes));
+                                                " bytes exceeds " +
+                                                std::to_string(max_value_bytes));
   };
-  auto take_int = [&](std::optional<std::int64_t>& dst) -> bool {
-    if (!check_value()) return false;
-    std::int64_t v = 0;
-    switch (detail::python_int(value, v)) {
-      case detail::int_parse::ok:
-        dst = v;
-        return true;
-      case detail::int_parse::range:
-        return fail(codec_errc::invalid_integer, "integer out of range: " + detail::preview(value));
-      case detail::int_parse::syntax:
-        break;
-    }
-    return fail(codec_errc::invalid_integer, "not a Python int() literal: " + detail::preview(value));
-  };
-  auto take_float = [&](std::optional<double>& dst) -> bool {
-    if (!check_value()) return false;
-    double v = 0;
-    if (!parse_python_float(value, v))
-      return fail(codec_errc::invalid_float, "not a Python float() literal: " + detail::preview(value));
-    dst = v;
-    return true;
-  };
-  auto take_text = [&](std::optional<std::string>& dst) -> bool {
-    if (!check_value()) return false;
-    dst.emplace(value);
-    return true;
-  };
-  auto terminal = [&](terminal_info& t, std::string_view suffix) -> bool {
-    for (const auto& f : terminal_fields) {
-      if (!detail::iequals(suffix, f.name)) continue;
-      switch (f.k) {
-        case kind::integer:
-          return take_int(t.*f.int_member);
-        case kind::floating:
-          return take_float(t.*f.float_member);
-        case kind::text:
-          return take_text(t.*f.text_member);
+  // One overload per member type of the field tables: Python int(), float(), or text.
+  struct taker {
+    header_reader& r;
+    decltype(check_value)& check;
+    decltype(fail)& failed;
+    std::string_view value;
+    bool operator()(std::optional<std::int64_t>& dst) const {
+      if (!check()) return false;
+      std::int64_t v = 0;
+      switch (detail::python_int(value, v)) {
+        case detail::int_parse::ok:
+          dst = v;
+          return true;
+        case detail::int_parse::range:
+          return failed(codec_errc::invalid_integer,
+                        "integer out of range: " + detail::preview(value));
+        case detail::int_parse::syntax:
+          break;
       }
+      return failed(codec_errc::invalid_integer,
+                    "not a Python int() literal: " + detail::preview(value));
     }
-    return true;  // unknown TerminalInfo keys are ignored, as pydantic does
+    bool operator()(std::optional<double>& dst) const {
+      if (!check()) return false;
+      double v = 0;
+      if (!parse_python_float(value, v))
+        return failed(codec_errc::invalid_float,
+                      "not a Python float() literal: " + detail::preview(value));
+      dst = v;
+      return true;
+    }
+    bool operator()(std::optional<std::string>& dst) const {
+      if (!check()) return false;
+      dst.emplace(value);
+      return true;
+    }
+    bool operator()(std::string& dst) const {  // computed_body_hash, the one plain string
+      if (!check()) return false;
+      dst.assign(value);
+      r.saw_body_hash_ = true;
+      return true;
+    }
+    bool operator()(terminal_info&) const { return true; }  // only as bt_header_<side>_*
+  };
+  const taker take{*this, check_value, fail, value};
+  auto terminal = [&](terminal_info& t, std::string_view suffix) -> bool {
+    bool matched = false, ok = true;
+    detail::for_each_member(terminal_info_members, [&](const auto& m) {
+      if (!matched && detail::iequals(suffix, m.name)) {
+        matched = true;
+        ok = take(t.*m.ptr);
+      }
+    });
+    return ok;  // unknown TerminalInfo keys are ignored, as pydantic does
   };
 
   try {
@@ -386,11 +396,15 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
     if (detail::istarts_with(name, prefix)) {
       if (name.size() > max_name_bytes)
         return fail(codec_errc::value_too_long, "header name of " + std::to_string(name.size()) +
-                                              " bytes exceeds " + std::to_string(max_name_bytes));
+                                                    " bytes exceeds " +
+                                                    std::to_string(max_name_bytes));
       const std::string_view rest = name.substr(prefix.size());
-      if (detail::istarts_with(rest, "axon_")) return terminal(target_.axon, rest.substr(5));
-      if (detail::istarts_with(rest, "dendrite_"))
-        return terminal(target_.dendrite, rest.substr(9));
+      // bt_header_axon_<field> and bt_header_dendrite_<field>
+      for (terminal_info* side : {&target_.axon, &target_.dendrite}) {
+        const std::string_view key = side == &target_.axon ? axon_key : dendrite_key;
+        if (rest.size() > key.size() && rest[key.size()] == '_' && detail::istarts_with(rest, key))
+          return terminal(*side, rest.substr(key.size() + 1));
+      }
       if (detail::istarts_with(rest, "input_obj_")) {
         // A placeholder (PROTOCOL 2.3): checked to be base64 of JSON, never taken as data.
         if (!check_value()) return false;
@@ -400,37 +414,26 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
           if (value == known) return true;
         std::string decoded;
         if (!detail::base64_decode(value, decoded))
-          return fail(codec_errc::invalid_base64, "not canonical base64: " + detail::preview(value));
+          return fail(codec_errc::invalid_base64,
+                      "not canonical base64: " + detail::preview(value));
         json ignored;
         if (auto err = detail::parse_json_text(decoded, ignored, 64, "placeholder"))
-          return fail(err.code == make_error_code(codec_errc::nesting_too_deep) ? codec_errc::nesting_too_deep
-                                                                          : codec_errc::invalid_json,
+          return fail(err.code == make_error_code(codec_errc::nesting_too_deep)
+                          ? codec_errc::nesting_too_deep
+                          : codec_errc::invalid_json,
                       "placeholder is not JSON: " + err.detail);
         return true;
       }
       return true;
     }
-    switch (name.size()) {
-      case 7:
-        if (detail::iequals(name, "timeout")) return take_float(target_.timeout);
-        break;
-      case 10:
-        if (detail::iequals(name, "total_size")) return take_int(target_.total_size);
-        break;
-      case 11:
-        if (detail::iequals(name, "header_size")) return take_int(target_.header_size);
-        break;
-      case 18:
-        if (detail::iequals(name, "computed_body_hash")) {
-          if (!check_value()) return false;
-          target_.computed_body_hash.assign(value);
-          saw_body_hash_ = true;
-          return true;
-        }
-        break;
-      default:
-        break;
-    }
+    bool matched = false, ok = true;
+    detail::for_each_member(synapse_members, [&](const auto& m) {
+      if (!matched && detail::iequals(name, m.name)) {
+        matched = true;
+        ok = take(target_.*m.ptr);
+      }
+    });
+    if (matched) return ok;
     // "name" is not taken: the receiver's type decides it (Python overwrites it too).
     return true;
   } catch (const std::exception& e) {  // bad_alloc

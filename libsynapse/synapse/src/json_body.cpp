@@ -131,48 +131,35 @@ class writer {
     }
   }
 
-  void terminal(const terminal_info& t) {
-    out_ += '{';
-    key("status_code", true);
-    opt(t.status_code);
-    key("status_message", false);
-    opt(t.status_message);
-    key("process_time", false);
-    opt(t.process_time);
-    key("ip", false);
-    opt(t.ip);
-    key("port", false);
-    opt(t.port);
-    key("version", false);
-    opt(t.version);
-    key("nonce", false);
-    opt(t.nonce);
-    key("uuid", false);
-    opt(t.uuid);
-    key("hotkey", false);
-    opt(t.hotkey);
-    key("signature", false);
-    opt(t.signature);
-    out_ += '}';
-  }
-
-  void opt(const std::optional<std::int64_t>& v) {
+  // One overload per member type of the field tables (None is null).
+  void put(const std::optional<std::int64_t>& v) {
     if (v)
       integer(*v);
     else
       null();
   }
-  void opt(const std::optional<double>& v) {
+  void put(const std::optional<double>& v) {
     if (v)
       number(*v);
     else
       null();
   }
-  void opt(const std::optional<std::string>& v) {
+  void put(const std::optional<std::string>& v) {
     if (v)
       string(*v);
     else
       null();
+  }
+  void put(const std::string& v) { string(v); }
+  void put(const terminal_info& t) {
+    out_ += '{';
+    bool first = true;
+    detail::for_each_member(terminal_info_members, [&](const auto& m) {
+      key(m.name, first);
+      first = false;
+      put(t.*m.ptr);
+    });
+    out_ += '}';
   }
 
  private:
@@ -248,20 +235,12 @@ class writer {
 };
 
 void write_base(writer& w, const synapse_descriptor& d, const synapse& s) {
-  w.key("name", true);
+  w.key(synapse_name_key, true);
   w.string(d.name());
-  w.key("timeout", false);
-  w.opt(s.timeout);
-  w.key("total_size", false);
-  w.opt(s.total_size);
-  w.key("header_size", false);
-  w.opt(s.header_size);
-  w.key("dendrite", false);
-  w.terminal(s.dendrite);
-  w.key("axon", false);
-  w.terminal(s.axon);
-  w.key("computed_body_hash", false);
-  w.string(s.computed_body_hash);
+  detail::for_each_member(synapse_members, [&](const auto& m) {
+    w.key(m.name, false);
+    w.put(s.*m.ptr);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,12 +250,14 @@ void write_base(writer& w, const synapse_descriptor& d, const synapse& s) {
 /// error is reported: the happy path builds no strings.
 struct where_t {
   std::string_view prefix;
+  std::string_view mid = {};
   std::string_view key = {};
   std::string str() const {
     std::string w(prefix);
-    if (!key.empty()) {
+    for (auto part : {mid, key}) {
+      if (part.empty()) continue;
       w += '.';
-      w += key;
+      w += part;
     }
     return w;
   }
@@ -288,7 +269,8 @@ error wrong_type(std::string where, std::string_view expected, const json& got) 
                                 std::string(detail::json_type_name(got)));
 }
 
-error read_opt_int(const json& v, std::optional<std::int64_t>& out, const where_t& where) {
+// One overload per member type of the field tables, with the casts of PROTOCOL 1.1.
+error read_value(json& v, std::optional<std::int64_t>& out, const where_t& where) {
   if (v.is_null()) {
     out.reset();
     return {};
@@ -302,7 +284,7 @@ error read_opt_int(const json& v, std::optional<std::int64_t>& out, const where_
   return {};
 }
 
-error read_opt_float(const json& v, std::optional<double>& out, const where_t& where) {
+error read_value(json& v, std::optional<double>& out, const where_t& where) {
   if (v.is_null()) {
     out.reset();
     return {};
@@ -317,7 +299,7 @@ error read_opt_float(const json& v, std::optional<double>& out, const where_t& w
 }
 
 /// Moves the string out of `v` (the scanner's scratch value or a copy).
-error read_opt_string(json& v, std::optional<std::string>& out, const where_t& where) {
+error read_value(json& v, std::optional<std::string>& out, const where_t& where) {
   if (v.is_null()) {
     out.reset();
     return {};
@@ -327,41 +309,31 @@ error read_opt_string(json& v, std::optional<std::string>& out, const where_t& w
   return {};
 }
 
-constexpr std::string_view terminal_keys[10] = {
-    "status_code", "status_message", "process_time", "ip",     "port",
-    "version",     "nonce",          "uuid",         "hotkey", "signature"};
-
-int terminal_key_index(std::string_view key) noexcept {
-  for (int i = 0; i < 10; ++i)
-    if (key == terminal_keys[i]) return i;
-  return -1;
+/// computed_body_hash: null is "" (the base model's default), a string is taken.
+error read_value(json& v, std::string& out, const where_t& where) {
+  if (v.is_null())
+    out.clear();
+  else if (v.is_string())
+    out = std::move(v.get_ref<std::string&>());
+  else
+    return wrong_type(where.str(), "a string", v);
+  return {};
 }
 
-/// Assigns TerminalInfo field `index` from `v` with the casts of PROTOCOL 1.1.
-error read_terminal_field(int index, json& v, terminal_info& t, std::string_view where) {
-  const where_t w{where, terminal_keys[index]};
-  switch (index) {
-    case 0:
-      return read_opt_int(v, t.status_code, w);
-    case 1:
-      return read_opt_string(v, t.status_message, w);
-    case 2:
-      return read_opt_float(v, t.process_time, w);
-    case 3:
-      return read_opt_string(v, t.ip, w);
-    case 4:
-      return read_opt_int(v, t.port, w);
-    case 5:
-      return read_opt_int(v, t.version, w);
-    case 6:
-      return read_opt_int(v, t.nonce, w);
-    case 7:
-      return read_opt_string(v, t.uuid, w);
-    case 8:
-      return read_opt_string(v, t.hotkey, w);
-    default:
-      return read_opt_string(v, t.signature, w);
-  }
+constexpr auto terminal_keys = detail::member_names(terminal_info_members);
+
+int terminal_key_index(std::string_view key) noexcept {
+  return detail::index_of(terminal_keys, key);
+}
+
+/// Assigns TerminalInfo field `index` (< terminal_keys.size()) from `v`; `where` is its block
+/// ("body.dendrite").
+error read_terminal_field(int index, json& v, terminal_info& t, const where_t& where) {
+  error err;
+  detail::visit_member(terminal_info_members, static_cast<std::size_t>(index), [&](const auto& m) {
+    err = read_value(v, t.*m.ptr, {where.prefix, where.mid, m.name});
+  });
+  return err;
 }
 
 /// Reads a body in one pass (no DOM of the whole document): base fields and TerminalInfo
@@ -427,7 +399,8 @@ class body_reader {
     if (semantic_) return std::move(semantic_);
     for (const auto& f : d_.fields())
       if (f.required() && !seen_[f.index])
-        return detail::make_error(codec_errc::missing_field, "body." + f.name, "required field absent");
+        return detail::make_error(codec_errc::missing_field, "body." + f.name,
+                                  "required field absent");
     return {};
   }
 
@@ -437,44 +410,23 @@ class body_reader {
     return sc_.take_error();
   }
 
-  static constexpr std::string_view base_keys[7] = {
-      "name", "timeout", "total_size", "header_size", "dendrite", "axon", "computed_body_hash"};
+  /// "name", then the base members: index 0 is "name", index i > 0 is member i - 1.
+  static constexpr auto member_keys = detail::member_names(synapse_members);
   static int base_key_index(std::string_view key) noexcept {
-    for (int i = 0; i < 7; ++i)
-      if (key == base_keys[i]) return i;
-    return -1;
+    if (key == synapse_name_key) return 0;
+    const int i = detail::index_of(member_keys, key);
+    return i < 0 ? -1 : i + 1;
   }
 
   /// Reads one member's value (a base key by index, or field `f`, or neither: an ignored key);
   /// false only when the scanner failed.
   bool member(int base, const field_descriptor* f) {
-    switch (base) {
-      case 0:
-        return sc_.skip_value(1);  // name: Python sets it from the class
-      case 1:
-        return scalar([&] { return read_opt_float(value_, target_.timeout, {"body.timeout"}); });
-      case 2:
-        return scalar(
-            [&] { return read_opt_int(value_, target_.total_size, {"body.total_size"}); });
-      case 3:
-        return scalar(
-            [&] { return read_opt_int(value_, target_.header_size, {"body.header_size"}); });
-      case 4:
-        return terminal(target_.dendrite, "body.dendrite");
-      case 5:
-        return terminal(target_.axon, "body.axon");
-      case 6:
-        return scalar([&]() -> error {
-          if (value_.is_null())
-            target_.computed_body_hash.clear();
-          else if (value_.is_string())
-            target_.computed_body_hash = std::move(value_.get_ref<std::string&>());
-          else
-            return wrong_type("body.computed_body_hash", "a string", value_);
-          return {};
-        });
-      default:
-        break;
+    if (base == 0) return sc_.skip_value(1);  // name: Python sets it from the class
+    if (base > 0) {
+      bool ok = true;
+      detail::visit_member(synapse_members, static_cast<std::size_t>(base - 1),
+                           [&](const auto& m) { ok = base_member(target_.*m.ptr, m.name); });
+      return ok;
     }
     if (f == nullptr) return sc_.skip_value(1);  // unknown keys are ignored, as pydantic does
     return scalar([&]() -> error {
@@ -485,6 +437,12 @@ class body_reader {
     });
   }
 
+  template <class V>
+  bool base_member(V& out, std::string_view name) {
+    return scalar([&] { return read_value(value_, out, {"body", name}); });
+  }
+  bool base_member(terminal_info& out, std::string_view name) { return terminal(out, name); }
+
   template <class Apply>
   bool scalar(Apply apply) {
     if (!sc_.parse_value(value_, 1)) return false;
@@ -492,7 +450,9 @@ class body_reader {
     return true;
   }
 
-  bool terminal(terminal_info& out, std::string_view where) {
+  /// A TerminalInfo block ("dendrite" or "axon"): null resets it, an object is read key by key.
+  bool terminal(terminal_info& out, std::string_view name) {
+    const where_t where{"body", name};
     sc_.skip_ws();
     if (sc_.peek() != '{') {
       return scalar([&]() -> error {
@@ -500,7 +460,7 @@ class body_reader {
           out = {};
           return {};
         }
-        return wrong_type(std::string(where), "an object", value_);
+        return wrong_type(where.str(), "an object", value_);
       });
     }
     if (!sc_.enter(1)) return false;
@@ -532,7 +492,7 @@ class body_reader {
     return true;
   }
 
-  bool terminal_member(terminal_info& t, int index, std::string_view where) {
+  bool terminal_member(terminal_info& t, int index, const where_t& where) {
     if (semantic_ || index < 0)
       return sc_.skip_value(2);  // other keys are ignored, as pydantic does
     return terminal_scalar([&] { return read_terminal_field(index, value_, t, where); });
@@ -585,7 +545,8 @@ error cast_int(const json& v, std::int64_t& out, std::string_view where) {
     case json::value_t::number_float: {
       const double d = v.get<double>();
       if (!std::isfinite(d) || d != std::trunc(d))
-        return make_error(codec_errc::invalid_integer, std::string(where), "not an integral number");
+        return make_error(codec_errc::invalid_integer, std::string(where),
+                          "not an integral number");
       if (d < -9223372036854775808.0 || d >= 9223372036854775808.0)
         return make_error(codec_errc::invalid_integer, std::string(where), "integer out of range");
       out = static_cast<std::int64_t>(d);
@@ -641,30 +602,29 @@ void write_json_body(const synapse_descriptor& d, const synapse& s, std::string&
   w.end_object();
 }
 
-void terminal_info_to_json(const terminal_info& t, json& out) {
-  auto opt = [](const auto& v) -> json { return v ? json(*v) : json(nullptr); };
-  out = json::object();
-  out["status_code"] = opt(t.status_code);
-  out["status_message"] = opt(t.status_message);
-  out["process_time"] = opt(t.process_time);
-  out["ip"] = opt(t.ip);
-  out["port"] = opt(t.port);
-  out["version"] = opt(t.version);
-  out["nonce"] = opt(t.nonce);
-  out["uuid"] = opt(t.uuid);
-  out["hotkey"] = opt(t.hotkey);
-  out["signature"] = opt(t.signature);
+namespace {
+
+// The bt::json form of each member type of the field tables (None is null).
+template <class V>
+json json_of(const std::optional<V>& v) {
+  return v ? json(*v) : json(nullptr);
 }
+json json_of(const std::string& v) {
+  return json(v);
+}
+json json_of(const terminal_info& t) {
+  json out = json::object();
+  detail::for_each_member(terminal_info_members,
+                          [&](const auto& m) { out[m.name] = json_of(t.*m.ptr); });
+  return out;
+}
+
+}  // namespace
 
 json to_json_value(const synapse_descriptor& d, const synapse& s) {
   json j = json::object();
-  j["name"] = d.name();
-  j["timeout"] = s.timeout ? json(*s.timeout) : json(nullptr);
-  j["total_size"] = s.total_size ? json(*s.total_size) : json(nullptr);
-  j["header_size"] = s.header_size ? json(*s.header_size) : json(nullptr);
-  terminal_info_to_json(s.dendrite, j["dendrite"]);
-  terminal_info_to_json(s.axon, j["axon"]);
-  j["computed_body_hash"] = s.computed_body_hash;
+  j[synapse_name_key] = d.name();
+  detail::for_each_member(synapse_members, [&](const auto& m) { j[m.name] = json_of(s.*m.ptr); });
   for (const auto& f : d.fields()) f.ops->to_json(s, f, j[f.name]);
   return j;
 }
@@ -677,7 +637,7 @@ error terminal_info_from_json(const json& j, terminal_info& out, std::string_vie
     const int index = terminal_key_index(it.key());
     if (index < 0) continue;  // other keys are ignored, as pydantic does
     scratch = it.value();
-    if (auto err = read_terminal_field(index, scratch, t, where)) return err;
+    if (auto err = read_terminal_field(index, scratch, t, {where})) return err;
   }
   out = std::move(t);
   return {};
@@ -693,57 +653,6 @@ error read_json_body(const synapse_descriptor& d, std::string_view text, synapse
     detail::json_scanner sc(text, opt.max_depth, "body");
     body_reader r(d, target, sc);
     return r.run();
-  } catch (const std::exception& e) {  // bad_alloc; nothing else is expected
-    return detail::make_error(codec_errc::invalid_body, "body", e.what());
-  }
-}
-
-error read_json_value(const synapse_descriptor& d, const json& value, synapse& target) {
-  try {
-    if (!value.is_object())
-      return detail::make_error(
-          codec_errc::invalid_body, "body",
-          std::string("expected a JSON object, got ") + std::string(detail::json_type_name(value)));
-    // "name" is not read: Python replaces it with the class name on every construction.
-    if (auto it = value.find("timeout"); it != value.end())
-      if (auto err = read_opt_float(*it, target.timeout, {"body.timeout"})) return err;
-    if (auto it = value.find("total_size"); it != value.end())
-      if (auto err = read_opt_int(*it, target.total_size, {"body.total_size"})) return err;
-    if (auto it = value.find("header_size"); it != value.end())
-      if (auto err = read_opt_int(*it, target.header_size, {"body.header_size"})) return err;
-    if (auto it = value.find("dendrite"); it != value.end()) {
-      if (it->is_null())
-        target.dendrite = {};
-      else if (auto err = terminal_info_from_json(*it, target.dendrite, "body.dendrite"))
-        return err;
-    }
-    if (auto it = value.find("axon"); it != value.end()) {
-      if (it->is_null())
-        target.axon = {};
-      else if (auto err = terminal_info_from_json(*it, target.axon, "body.axon"))
-        return err;
-    }
-    if (auto it = value.find("computed_body_hash"); it != value.end()) {
-      if (it->is_null())
-        target.computed_body_hash.clear();
-      else if (it->is_string())
-        target.computed_body_hash = it->get_ref<const std::string&>();
-      else
-        return wrong_type("body.computed_body_hash", "a string", *it);
-    }
-    std::string why;
-    for (const auto& f : d.fields()) {
-      auto it = value.find(f.name);
-      if (it == value.end()) {
-        if (f.required())
-          return detail::make_error(codec_errc::missing_field, "body." + f.name, "required field absent");
-        continue;
-      }
-      why.clear();
-      if (!f.ops->from_json(target, f, *it, why))
-        return detail::make_error(codec_errc::wrong_type, "body." + f.name, why);
-    }
-    return {};
   } catch (const std::exception& e) {  // bad_alloc; nothing else is expected
     return detail::make_error(codec_errc::invalid_body, "body", e.what());
   }

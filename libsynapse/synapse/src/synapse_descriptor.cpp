@@ -19,8 +19,7 @@ synapse_schema<synapse> synapse::schema() {
 namespace detail {
 namespace {
 
-constexpr std::string_view base_field_names[] = {
-    "name", "timeout", "total_size", "header_size", "dendrite", "axon", "computed_body_hash"};
+constexpr auto base_member_names = member_names(synapse_members);
 
 bool is_identifier(std::string_view s) noexcept {
   if (s.empty() || s.size() > 128) return false;
@@ -48,10 +47,9 @@ error check_schema(std::string_view name, const std::vector<std::string_view>& f
       return make_error(
           codec_errc::invalid_json, "synapse.fields",
           "field name is not an ASCII identifier of 1 to 128 characters: " + preview(f));
-    for (auto b : base_field_names)
-      if (f == b)
-        return make_error(codec_errc::invalid_json, "synapse.fields." + std::string(f),
-                          "the name of a base Synapse field");
+    if (f == synapse_name_key || index_of(base_member_names, f) >= 0)
+      return make_error(codec_errc::invalid_json, "synapse.fields." + std::string(f),
+                        "the name of a base Synapse field");
     for (std::size_t j = 0; j < i; ++j)
       if (field_names[j] == f)
         return make_error(codec_errc::invalid_json, "synapse.fields." + std::string(f),

@@ -56,9 +56,6 @@ error parse_json(std::string_view text, json& out, const json_read_options& opt 
 error read_json_body(const synapse_descriptor& d, std::string_view text, synapse& target,
                      const json_read_options& opt = {});
 
-/// Same, from an already parsed JSON value.
-error read_json_value(const synapse_descriptor& d, const json& value, synapse& target);
-
 template <class T>
 error from_json_body(std::string_view text, T& target, const json_read_options& opt = {}) {
   return read_json_body(descriptor_for(target), text, target, opt);
@@ -66,6 +63,5 @@ error from_json_body(std::string_view text, T& target, const json_read_options& 
 
 /// Parses terminal_info from a JSON object (unknown keys ignored; cast rules of PROTOCOL 1.1).
 error terminal_info_from_json(const json& j, terminal_info& out, std::string_view where);
-void terminal_info_to_json(const terminal_info& t, json& out);
 
 }  // namespace bt

@@ -1,11 +1,18 @@
 // bt::synapse: the base message (Python's bittensor.Synapse, PROTOCOL 1.2) and the way a user
 // declares a typed synapse.
 //
-// Declaring a synapse type, all in one place:
+// Declaring a synapse type, all in one place, each field named once (the short form):
 //
 //   struct dummy : bt::synapse {
 //     std::int64_t dummy_input = 0;                // required (no default in Python)
 //     std::optional<std::int64_t> dummy_output;    // Optional[int] = None
+//
+//     BT_SYNAPSE(dummy, "Dummy", BT_FIELD(dummy_input, bt::required), BT_FIELD(dummy_output))
+//   };
+//
+// The wire name of a field is its member's name; markers are bt::required and bt::hashed (one of
+// required_hash_fields, hashed in declaration order). The long form, for a wire name that differs
+// from the member name or another hashing order, writes the schema out:
 //
 //     static bt::synapse_schema<dummy> schema() {
 //       return {.name = "Dummy",
@@ -13,7 +20,6 @@
 //                          bt::field<&dummy::dummy_output>("dummy_output")},
 //               .hash_fields = {}};  // required_hash_fields, in hashing order
 //     }
-//   };
 //
 // bt::descriptor_of<dummy>() turns that schema into a synapse_descriptor once per type
 // (a function-local static) and every encoder and decoder reuses it.
@@ -25,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace bt {
@@ -55,6 +62,18 @@ struct synapse {
 
   friend bool operator==(const synapse&, const synapse&) = default;
 };
+
+/// The base fields in declaration (= JSON body) order, named once: the JSON writer and readers,
+/// the header writer and reader (which emit them in Python's header order, a protocol fact) and
+/// the schema check walk this table. "name" is not a member: it is the descriptor's name.
+inline constexpr std::string_view synapse_name_key = "name";
+inline constexpr auto synapse_members =
+    std::tuple{detail::named_member{"timeout", &synapse::timeout},
+               detail::named_member{"total_size", &synapse::total_size},
+               detail::named_member{"header_size", &synapse::header_size},
+               detail::named_member{"dendrite", &synapse::dendrite},
+               detail::named_member{"axon", &synapse::axon},
+               detail::named_member{"computed_body_hash", &synapse::computed_body_hash}};
 
 /// Whether Python considers a field required (no default; PROTOCOL 1.3). Required fields travel
 /// as bt_header_input_obj_<name> placeholders and must be present in bodies.

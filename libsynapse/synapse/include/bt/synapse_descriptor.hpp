@@ -8,6 +8,7 @@
 #include <bt/synapse.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -95,6 +96,69 @@ field_descriptor field(std::string_view name, field_kind kind = field_kind::opti
                           .index = 0,
                           .ops = &detail::member_field_ops<Member>()};
 }
+
+/// Marks a field of the short form (BT_FIELD) as one of required_hash_fields.
+struct hashed_t {
+  explicit constexpr hashed_t() = default;
+};
+inline constexpr hashed_t hashed{};
+
+namespace detail {
+/// One field of the short form: its descriptor and whether it is hashed. `name` is a string
+/// literal (the stringified member), so views of it stay valid.
+struct field_spec {
+  field_descriptor field;
+  std::string_view name;
+  bool hashed = false;
+};
+
+template <auto Member, class... Markers>
+field_spec field_spec_of(std::string_view name, Markers... markers) {
+  static_assert(((std::is_same_v<Markers, field_kind> || std::is_same_v<Markers, hashed_t>)&&...),
+                "BT_FIELD(member, markers...): the markers are bt::required and bt::hashed");
+  field_kind kind = field_kind::optional;
+  bool is_hashed = false;
+  const auto mark = [&](auto m) {
+    if constexpr (std::is_same_v<decltype(m), hashed_t>)
+      is_hashed = true;
+    else
+      kind = m;
+  };
+  (mark(markers), ...);
+  return {.field = field<Member>(name, kind), .name = name, .hashed = is_hashed};
+}
+
+/// The schema of the short form: fields in declaration order, the hashed ones as
+/// required_hash_fields in the same order.
+template <class T>
+synapse_schema<T> schema_of(std::string_view name, std::initializer_list<field_spec> specs) {
+  synapse_schema<T> s{.name = name, .fields = {}, .hash_fields = {}};
+  s.fields.reserve(specs.size());
+  for (const auto& f : specs) {
+    s.fields.push_back(f.field);
+    if (f.hashed) s.hash_fields.push_back(f.name);
+  }
+  return s;
+}
+}  // namespace detail
+
+/// The short form of a synapse declaration, inside the class: each field is named once, the wire
+/// name being the member's name (see <bt/synapse.hpp>):
+///
+///   BT_SYNAPSE(echo, "Echo", BT_FIELD(text, bt::required, bt::hashed), BT_FIELD(reply))
+///
+/// defines `static bt::synapse_schema<echo> schema()`. Markers: bt::required (Python field
+/// without a default) and bt::hashed (in required_hash_fields; hashing follows declaration order).
+/// Use the long form (bt::field<&T::member>("wire_name")) when a wire name differs from the member
+/// name or the hashing order differs from the declaration order.
+#define BT_SYNAPSE(Type, Name, ...)                            \
+  static ::bt::synapse_schema<Type> schema() {                 \
+    using bt_synapse_self_ [[maybe_unused]] = Type;            \
+    return ::bt::detail::schema_of<Type>(Name, {__VA_ARGS__}); \
+  }
+/// One field of BT_SYNAPSE: the member, then optional markers (bt::required, bt::hashed).
+#define BT_FIELD(member, ...) \
+  ::bt::detail::field_spec_of<&bt_synapse_self_::member>(#member __VA_OPT__(, ) __VA_ARGS__)
 
 /// The descriptor of synapse type T, built from T::schema() on first use (thread-safe).
 template <class T>

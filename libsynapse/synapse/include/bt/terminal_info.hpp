@@ -1,9 +1,12 @@
 // bt::terminal_info: one side's view of a call (PROTOCOL 1.1). All fields optional, in wire order.
 #pragma once
 
+#include <bt/detail/member_table.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace bt {
 
@@ -22,9 +25,18 @@ struct terminal_info {
   friend bool operator==(const terminal_info&, const terminal_info&) = default;
 };
 
-/// The ten field names in wire order, for codecs that iterate.
-inline constexpr const char* terminal_info_fields[10] = {
-    "status_code", "status_message", "process_time", "ip",     "port",
-    "version",     "nonce",          "uuid",         "hotkey", "signature"};
+/// TerminalInfo's fields in wire order, named once: every codec (headers bt_header_axon_<name>
+/// and bt_header_dendrite_<name>, JSON bodies, terminal_info_from_json) walks this table.
+inline constexpr auto terminal_info_members =
+    std::tuple{detail::named_member{"status_code", &terminal_info::status_code},
+               detail::named_member{"status_message", &terminal_info::status_message},
+               detail::named_member{"process_time", &terminal_info::process_time},
+               detail::named_member{"ip", &terminal_info::ip},
+               detail::named_member{"port", &terminal_info::port},
+               detail::named_member{"version", &terminal_info::version},
+               detail::named_member{"nonce", &terminal_info::nonce},
+               detail::named_member{"uuid", &terminal_info::uuid},
+               detail::named_member{"hotkey", &terminal_info::hotkey},
+               detail::named_member{"signature", &terminal_info::signature}};
 
 }  // namespace bt

@@ -19,12 +19,7 @@ struct dummy : bt::synapse {
   std::int64_t dummy_input = 0;              ///< required: no default in Python
   std::optional<std::int64_t> dummy_output;  ///< Optional[int] = None, set by the miner
 
-  static bt::synapse_schema<dummy> schema() {
-    return {.name = "Dummy",
-            .fields = {bt::field<&dummy::dummy_input>("dummy_input", bt::required),
-                       bt::field<&dummy::dummy_output>("dummy_output")},
-            .hash_fields = {}};
-  }
+  BT_SYNAPSE(dummy, "Dummy", BT_FIELD(dummy_input, bt::required), BT_FIELD(dummy_output))
 
   friend bool operator==(const dummy&, const dummy&) = default;
 };

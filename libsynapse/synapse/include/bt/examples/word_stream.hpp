@@ -27,12 +27,7 @@ struct word_stream : bt::synapse {
   std::string text;                ///< required and hashed: the words to stream back
   std::vector<std::string> words;  ///< the words received so far (validator side)
 
-  static bt::synapse_schema<word_stream> schema() {
-    return {.name = "WordStream",
-            .fields = {bt::field<&word_stream::text>("text", bt::required),
-                       bt::field<&word_stream::words>("words")},
-            .hash_fields = {"text"}};
-  }
+  BT_SYNAPSE(word_stream, "WordStream", BT_FIELD(text, bt::required, bt::hashed), BT_FIELD(words))
 
   /// Splits on '\n'; a word split across reads is kept in `partial_` until its newline arrives.
   void process_stream_bytes(std::string_view bytes, const bt::stream_emit& emit) {
