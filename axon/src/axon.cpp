@@ -12,12 +12,14 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <sodium.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -348,6 +350,22 @@ void axon::stop() {
   for (auto& t : s.threads) t.join();
   s.threads.clear();
   s.log->info("axon: stopped");
+}
+
+void axon::run(const std::function<void(axon&)>& on_listening) {
+  // A private io_context: run() owns the wait and nothing else runs on it.
+  net::io_context signal_ioc(1);
+  net::signal_set signals(signal_ioc, SIGINT, SIGTERM);
+  int received = 0;
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (!ec) received = sig;
+  });
+  if (!running()) start();
+  if (on_listening) on_listening(*this);
+  signal_ioc.run();
+  impl_->log->info("axon: {} received; draining and stopping",
+                   received == SIGINT ? "SIGINT" : "SIGTERM");
+  stop();
 }
 
 bool axon::running() const noexcept {

@@ -242,6 +242,13 @@ class axon {
   /// Must not be called from a handler or an I/O thread (throws std::logic_error).
   void stop();
 
+  /// Serves until SIGINT or SIGTERM, then stop() (the graceful drain above) and returns, so that a
+  /// miner needs no signal handling of its own. The signals are caught from the start of the call
+  /// (one arriving during start-up drains too) until it returns. Starts the axon unless it is
+  /// running (throwing as start() does), then calls `on_listening` if given (e.g. to print or
+  /// publish info()). Call from the main thread, not from a handler or an I/O thread.
+  void run(const std::function<void(axon&)>& on_listening = {});
+
   /// True between a successful start() and stop().
   bool running() const noexcept;
 

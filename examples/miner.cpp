@@ -1,0 +1,29 @@
+// The miner of docs/axon.md: one synapse type, one forward function, and axon::run(), which
+// serves until SIGINT/SIGTERM and then drains. Prints its AxonInfo (one JSON line) once listening.
+//
+//   example_miner [PORT [IP [HOTKEY_URI]]]     # defaults: 8091, "::" (all) and the dev key //Alice
+//
+// A real miner loads its hotkey from the wallet instead:
+//   bt::wallet({.name = "miner", .hotkey = "default"}).load_hotkey()
+#include <bt/axon.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+// A synapse type, declared once: each field named once, the route is "Echo".
+struct echo : bt::synapse {
+  std::string text;                  // required in Python (no default)
+  std::optional<std::string> reply;  // Optional[str] = None, filled by the miner
+  BT_SYNAPSE(echo, "Echo", BT_FIELD(text, bt::required, bt::hashed), BT_FIELD(reply))
+};
+
+int main(int argc, char** argv) {
+  const auto port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8091);
+  bt::axon ax(bt::keypair::from_uri(argc > 3 ? argv[3] : "//Alice"),
+              {.ip = argc > 2 ? argv[2] : "::", .port = port});
+  ax.attach<echo>([](echo& s) { s.reply = s.text; });  // runs on the worker pool
+  ax.run([](bt::axon& a) { std::cout << bt::to_json_value(a.info()).dump() << std::endl; });
+}
