@@ -4,8 +4,9 @@
 // deadline), answers, and closes. For tests (tests/axon/memory_session_test.cpp) and the fuzzer
 // (fuzz/axon_request_fuzz.cpp), which must not depend on the network or on wall time.
 //
-// Contract: the axon has its routes attached and is never start()ed while a memory_axon uses it;
-// one memory_axon per axon; exchange() is called from one thread at a time. Handlers run where
+// Contract: the axon has its routes attached, is never start()ed (the constructor throws
+// std::logic_error if it was) and outlives its one memory_axon; exchange() is called from one
+// thread at a time. Handlers run where
 // they would in production (the worker pool's threads, or coroutines on the connection's strand).
 // A handler that never returns keeps exchange() waiting until the request's deadline (the 408).
 #pragma once
