@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     using bt::key_errc;
     BT_FUZZ_CHECK(err.code == key_errc::mnemonic_word_count ||
-                  err.code == key_errc::mnemonic_unknown_word || err.code == key_errc::mnemonic_checksum);
+                  err.code == key_errc::mnemonic_unknown_word ||
+                  err.code == key_errc::mnemonic_checksum);
     BT_FUZZ_CHECK(err.code == err2.code);
   }
 

@@ -1,7 +1,7 @@
 #include <bt/ed25519.hpp>
 
-#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
+#include <bt/key_error.hpp>
 #include <bt/keypair.hpp>
 #include <bt/ss58.hpp>
 

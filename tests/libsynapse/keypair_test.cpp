@@ -1,8 +1,8 @@
 #include <bt/keypair.hpp>
 
-#include "keypair_access.hpp"
 #include <bt/hex.hpp>
 #include <bt/ss58.hpp>
+#include "keypair_access.hpp"
 
 #include <catch2/catch.hpp>
 #include <support/bytes.hpp>

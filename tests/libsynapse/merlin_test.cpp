@@ -1,8 +1,8 @@
 #include "merlin.hpp"
 
-#include "strobe.hpp"
 #include <bt/hex.hpp>
 #include <bt/keypair.hpp>
+#include "strobe.hpp"
 
 #include <catch2/catch.hpp>
 

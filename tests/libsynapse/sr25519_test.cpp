@@ -1,7 +1,7 @@
 #include <bt/sr25519.hpp>
 
-#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
+#include <bt/key_error.hpp>
 #include <bt/keypair.hpp>
 #include <bt/ss58.hpp>
 
@@ -179,8 +179,9 @@ TEST_CASE("sr25519 keys of sr25519_signatures.json sign, and the signatures veri
   }
 }
 
-TEST_CASE("sr25519 verifies the //Alice signature of protocol section 9.11 and not its <Bytes> form",
-          "[sr25519]") {
+TEST_CASE(
+    "sr25519 verifies the //Alice signature of protocol section 9.11 and not its <Bytes> form",
+    "[sr25519]") {
   bt::init_crypto();
   const auto pub =
       hex_n<32>(bt::json("d43593c715fdd31c61141abd04a99fd6822c8558854ccde39a5684e7a56da27d"));

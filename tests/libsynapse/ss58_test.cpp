@@ -1,7 +1,7 @@
 #include <bt/ss58.hpp>
 
-#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
+#include <bt/key_error.hpp>
 #include <bt/keypair.hpp>
 
 #include <catch2/catch.hpp>

@@ -9,9 +9,9 @@
 // flag. The only secret ever printed is the mnemonic of a key created by new-coldkey or
 // new-hotkey: once, on stderr (so stdout stays a JSON document that is safe to log), framed
 // with a warning, as btcli prints it at creation.
-#include <bt/key_error.hpp>
 #include <bt/hex.hpp>
 #include <bt/json.hpp>
+#include <bt/key_error.hpp>
 #include <bt/keyfile.hpp>
 #include <bt/keypair.hpp>
 #include <bt/mnemonic.hpp>

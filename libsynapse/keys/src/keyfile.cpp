@@ -128,8 +128,8 @@ std::optional<keypair> from_secret_field(const std::string& text, const char* ke
   }
   if (bytes->size() != 64) {
     err = kf_error(key_errc::keyfile_invalid, std::string(key) + " must be " +
-                                              (allow_seed ? "32 or " : "") + "64 bytes, not " +
-                                              std::to_string(bytes->size()));
+                                                  (allow_seed ? "32 or " : "") + "64 bytes, not " +
+                                                  std::to_string(bytes->size()));
     return std::nullopt;
   }
   std::optional<public_key_bytes> claimed;
@@ -251,8 +251,9 @@ std::optional<keyfile_key> derive_keyfile_key(std::string_view password, error& 
   if (crypto_pwhash(key.bytes.data(), key.bytes.size(), password.data(), password.size(),
                     nacl_salt.data(), kdf.opslimit, kdf.memlimit,
                     crypto_pwhash_ALG_ARGON2I13) != 0) {
-    err = kf_error(key_errc::keyfile_io, "Argon2i key derivation failed (it needs " +
-                                         std::to_string(kdf.memlimit >> 20) + " MiB of memory)");
+    err =
+        kf_error(key_errc::keyfile_io, "Argon2i key derivation failed (it needs " +
+                                           std::to_string(kdf.memlimit >> 20) + " MiB of memory)");
     return std::nullopt;
   }
   return key;
@@ -367,8 +368,8 @@ std::optional<std::vector<std::uint8_t>> read_keyfile_bytes(const std::filesyste
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
-    err = kf_error(e == ENOENT ? key_errc::keyfile_not_found : key_errc::keyfile_io, std::strerror(e),
-                   path.string());
+    err = kf_error(e == ENOENT ? key_errc::keyfile_not_found : key_errc::keyfile_io,
+                   std::strerror(e), path.string());
     return std::nullopt;
   }
   struct closer {
@@ -411,8 +412,8 @@ bool write_keyfile_bytes(const std::filesystem::path& path, std::span<const std:
     return false;
   };
   if (!overwrite && ::access(path.c_str(), F_OK) == 0) {
-    err =
-        kf_error(key_errc::keyfile_io, "already exists (pass overwrite to replace it)", path.string());
+    err = kf_error(key_errc::keyfile_io, "already exists (pass overwrite to replace it)",
+                   path.string());
     return false;
   }
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);  // mode 0600

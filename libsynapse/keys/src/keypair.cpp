@@ -2,11 +2,11 @@
 // verify_signature, init_crypto, and keypair_access (detail/keypair_access.hpp).
 #include <bt/keypair.hpp>
 
-#include "keypair_access.hpp"
 #include <bt/ed25519.hpp>
 #include <bt/hex.hpp>
 #include <bt/sr25519.hpp>
 #include <bt/ss58.hpp>
+#include "keypair_access.hpp"
 
 #include <sodium.h>
 

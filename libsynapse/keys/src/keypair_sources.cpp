@@ -1,10 +1,10 @@
 // keypair::from_mnemonic and keypair::from_uri (the rest of bt::keypair is in keypair.cpp).
 #include <bt/keypair.hpp>
 
-#include "keypair_access.hpp"
 #include <bt/hex.hpp>
 #include <bt/mnemonic.hpp>
 #include <bt/secret_uri.hpp>
+#include "keypair_access.hpp"
 
 #include <sodium.h>
 

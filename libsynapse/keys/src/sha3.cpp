@@ -1,8 +1,8 @@
 // SHA3-256: sponge over Keccak-f[1600] with rate 136 bytes and domain padding 0x06.
 #include <bt/sha3.hpp>
 
-#include "keccak.hpp"
 #include <bt/hex.hpp>
+#include "keccak.hpp"
 
 #include <cstring>
 

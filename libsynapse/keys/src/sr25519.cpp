@@ -1,7 +1,7 @@
 #include <bt/sr25519.hpp>
 
-#include "merlin.hpp"
 #include <bt/key_error.hpp>
+#include "merlin.hpp"
 
 #include <sodium.h>
 

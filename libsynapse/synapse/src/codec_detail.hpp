@@ -2,8 +2,8 @@
 // Not installed; nothing here is part of the public interface.
 #pragma once
 
-#include <bt/detail/text.hpp>  // append_int, iequals, hex digits, number_buffer_size
 #include <bt/codec_error.hpp>
+#include <bt/detail/text.hpp>  // append_int, iequals, hex digits, number_buffer_size
 #include <bt/json.hpp>
 #include <bt/synapse.hpp>  // bt::detail::json_type_name, placeholders
 

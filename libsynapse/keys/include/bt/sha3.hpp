@@ -1,4 +1,5 @@
-// SHA3-256 (FIPS 202) on our own Keccak-f[1600] (a private Keccak in the library), as bittensor's get_hash.
+// SHA3-256 (FIPS 202) on our own Keccak-f[1600] (a private Keccak in the library), as bittensor's
+// get_hash.
 #pragma once
 
 #include <array>

@@ -32,15 +32,29 @@ constexpr void for_each_member(const Table& table, F&& f) {
   std::apply([&](const auto&... m) { (f(m), ...); }, table);
 }
 
+template <class Table, class F, std::size_t... I>
+bool visit_member_at(const Table& table, std::size_t index, F& f, std::index_sequence<I...>) {
+  // A jump table, as a switch would be: one indirect call, then f inlined for that member.
+  using entry = void (*)(const Table&, F&);
+  static constexpr entry entries[] = {[](const Table& t, F& fn) { fn(std::get<I>(t)); }...};
+  if (index >= sizeof...(I)) return false;
+  entries[index](table, f);
+  return true;
+}
+
 /// Calls f(member) for the member at `index` (nothing when out of range); returns whether it did.
 template <class Table, class F>
-constexpr bool visit_member(const Table& table, std::size_t index, F&& f) {
-  return std::apply(
-      [&](const auto&... m) {
-        std::size_t i = 0;
-        return ((i++ == index ? (f(m), true) : false) || ...);
-      },
-      table);
+bool visit_member(const Table& table, std::size_t index, F&& f) {
+  return visit_member_at(table, index, f,
+                         std::make_index_sequence<std::tuple_size_v<Table>>{});
+}
+
+/// Calls f(member) for the first member for which pred(member) holds and stops there; returns
+/// whether there was one.
+template <class Table, class Pred, class F>
+constexpr bool find_member(const Table& table, Pred&& pred, F&& f) {
+  return std::apply([&](const auto&... m) { return ((pred(m) ? (f(m), true) : false) || ...); },
+                    table);
 }
 
 /// The names of a table's members, in order.
