@@ -381,13 +381,10 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
   };
   const taker take{*this, check_value, fail, value};
   auto terminal = [&](terminal_info& t, std::string_view suffix) -> bool {
-    bool matched = false, ok = true;
-    detail::for_each_member(terminal_info_members, [&](const auto& m) {
-      if (!matched && detail::iequals(suffix, m.name)) {
-        matched = true;
-        ok = take(t.*m.ptr);
-      }
-    });
+    bool ok = true;
+    detail::find_member(
+        terminal_info_members, [&](const auto& m) { return detail::iequals(suffix, m.name); },
+        [&](const auto& m) { ok = take(t.*m.ptr); });
     return ok;  // unknown TerminalInfo keys are ignored, as pydantic does
   };
 
@@ -426,14 +423,11 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
       }
       return true;
     }
-    bool matched = false, ok = true;
-    detail::for_each_member(synapse_members, [&](const auto& m) {
-      if (!matched && detail::iequals(name, m.name)) {
-        matched = true;
-        ok = take(target_.*m.ptr);
-      }
-    });
-    if (matched) return ok;
+    bool ok = true;
+    if (detail::find_member(
+            synapse_members, [&](const auto& m) { return detail::iequals(name, m.name); },
+            [&](const auto& m) { ok = take(target_.*m.ptr); }))
+      return ok;
     // "name" is not taken: the receiver's type decides it (Python overwrites it too).
     return true;
   } catch (const std::exception& e) {  // bad_alloc

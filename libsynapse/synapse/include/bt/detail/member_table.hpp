@@ -45,8 +45,7 @@ bool visit_member_at(const Table& table, std::size_t index, F& f, std::index_seq
 /// Calls f(member) for the member at `index` (nothing when out of range); returns whether it did.
 template <class Table, class F>
 bool visit_member(const Table& table, std::size_t index, F&& f) {
-  return visit_member_at(table, index, f,
-                         std::make_index_sequence<std::tuple_size_v<Table>>{});
+  return visit_member_at(table, index, f, std::make_index_sequence<std::tuple_size_v<Table>>{});
 }
 
 /// Calls f(member) for the first member for which pred(member) holds and stops there; returns
