@@ -18,6 +18,7 @@
 // Flags are named as bittensor names them; each also reads its BT_* environment variable.
 // Logs go to stderr; stdout carries only the AxonInfo line, so scripts can wait for it.
 #include <bt/axon.hpp>
+#include <bt/axon_info.hpp>
 
 #include <bt/dynamic_synapse.hpp>
 #include <bt/examples/dummy.hpp>
@@ -468,14 +469,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     const bt::axon_info info = ax.info();
-    bt::json line = bt::json::object();
-    line["version"] = info.version;
-    line["ip"] = info.ip;
-    line["port"] = info.port;
-    line["ip_type"] = info.ip_type;
-    line["hotkey"] = info.hotkey;
-    line["coldkey"] = info.coldkey;
-    line["protocol"] = info.protocol;
+    // The ready line is AxonInfo's JSON without the two placeholders (docs/axon.md).
+    bt::json line = bt::to_json_value(info);
+    line.erase("placeholder1");
+    line.erase("placeholder2");
     std::cout << line.dump() << std::endl;  // flushed: scripts wait for this line
 
     signal_ioc.run();
