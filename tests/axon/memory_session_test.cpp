@@ -2,8 +2,8 @@
 // memory over Beast's test stream (axon/src/memory_session.hpp): no socket, no I/O thread. The
 // input is followed by EOF, so nothing waits on a deadline. Statuses and texts are checked
 // against the one table of refusals (axon/src/axon_errc.hpp).
-#include "../../axon/src/memory_session.hpp"
-#include "../../axon/src/axon_errc.hpp"
+#include "memory_session.hpp"
+#include "axon_errc.hpp"
 
 #include <bt/axon.hpp>
 #include <bt/examples/dummy.hpp>
