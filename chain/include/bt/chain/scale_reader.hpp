@@ -1,0 +1,108 @@
+// bt::scale_reader: a strict reader of SCALE (the Substrate codec) over a byte span.
+//
+// Contract: every read either returns a value and advances, or throws bt::chain_decode_error
+// naming the field (the `field` argument), the problem and the byte offset; the reader never
+// reads past its span and never allocates more than the bytes that are actually present (a
+// length prefix larger than the bytes left is refused before anything is reserved). Strict like
+// parity-scale-codec's decoders: a bool or Option tag other than 0/1 is an error, and a compact
+// integer must use the shortest mode for its value (a non-canonical encoding is refused, as the
+// Rust decoder refuses it; see docs/chain.md, "Layouts"). Decoding is all-or-nothing, so errors
+// are exceptions; `field` is only used to build the error, so passing a literal costs nothing.
+#pragma once
+
+#include <bt/chain/chain_error.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace bt {
+
+/// unsigned __int128 under a name (the __extension__ keeps -Wpedantic quiet with GCC).
+__extension__ typedef unsigned __int128 uint128_t;
+
+class scale_reader {
+ public:
+  explicit scale_reader(std::span<const std::uint8_t> bytes) noexcept : bytes_(bytes) {}
+
+  std::size_t offset() const noexcept { return pos_; }
+  std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
+  bool at_end() const noexcept { return pos_ == bytes_.size(); }
+
+  // Fixed-width little-endian integers.
+  std::uint8_t u8(std::string_view field) {
+    need(1, field);
+    return bytes_[pos_++];
+  }
+  std::uint16_t u16(std::string_view field) { return static_cast<std::uint16_t>(fixed(2, field)); }
+  std::uint32_t u32(std::string_view field) { return static_cast<std::uint32_t>(fixed(4, field)); }
+  std::uint64_t u64(std::string_view field) { return static_cast<std::uint64_t>(fixed(8, field)); }
+  uint128_t u128(std::string_view field) { return fixed(16, field); }
+
+  /// 0 → false, 1 → true, anything else is invalid_bool.
+  bool boolean(std::string_view field);
+
+  /// Compact<u64> (all four modes). Non-canonical encodings and values above u64 are
+  /// invalid_compact.
+  std::uint64_t compact(std::string_view field);
+  /// Compact<u128>, for balances that may exceed u64; same strictness.
+  uint128_t compact_u128(std::string_view field);
+  /// Compact<u16> / Compact<u32>: compact() plus a range check (invalid_compact above the type).
+  std::uint16_t compact_u16(std::string_view field);
+  std::uint32_t compact_u32(std::string_view field);
+
+  /// A compact Vec/byte-string length. Refused (too_long) when larger than remaining(): every
+  /// element of every SCALE type this library reads takes at least one byte, so such a length
+  /// can never be satisfied, and refusing it first bounds any reservation by the input size.
+  std::size_t length(std::string_view field);
+
+  /// An Option tag: 0 → false (None), 1 → true (Some), anything else invalid_option.
+  bool option(std::string_view field);
+
+  /// The next n bytes, as a view into the input.
+  std::span<const std::uint8_t> bytes(std::size_t n, std::string_view field) {
+    need(n, field);
+    auto out = bytes_.subspan(pos_, n);
+    pos_ += n;
+    return out;
+  }
+
+  /// A 32-byte AccountId32 ([u8; 32], no length prefix).
+  std::array<std::uint8_t, 32> account_id(std::string_view field);
+
+  /// A Vec<u8> (compact length + bytes) as a string. The bytes are not validated as UTF-8
+  /// (metadata names are ASCII; callers that print other text must not trust it).
+  std::string text(std::string_view field);
+
+  /// trailing_bytes unless the whole input has been read; `what` names the value that should
+  /// have filled it.
+  void expect_end(std::string_view what);
+
+  /// Throws a chain_decode_error for `field` at the current offset (for decoders' own checks).
+  [[noreturn]] void fail(chain_errc code, std::string_view field, std::string problem) const;
+
+ private:
+  void need(std::size_t n, std::string_view field) {
+    if (n > remaining()) fail_truncated(n, field);
+  }
+  uint128_t fixed(std::size_t n, std::string_view field) {
+    need(n, field);
+    uint128_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      v |= static_cast<uint128_t>(bytes_[pos_ + i]) << (8 * i);
+    }
+    pos_ += n;
+    return v;
+  }
+  [[noreturn]] void fail_truncated(std::size_t n, std::string_view field) const;
+  [[noreturn]] void fail_at(chain_errc code, std::string_view field, std::string problem,
+                            std::size_t offset) const;
+
+  std::span<const std::uint8_t> bytes_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace bt

@@ -1,0 +1,59 @@
+// The "bt.chain" error category and bt::chain_decode_error.
+#include <bt/chain/chain_error.hpp>
+
+#include <utility>
+
+namespace bt {
+namespace {
+
+class chain_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "bt.chain"; }
+  std::string message(int ev) const override {
+    switch (static_cast<chain_errc>(ev)) {
+      case chain_errc::truncated:
+        return "truncated SCALE input";
+      case chain_errc::trailing_bytes:
+        return "trailing bytes after SCALE value";
+      case chain_errc::invalid_compact:
+        return "invalid compact integer";
+      case chain_errc::invalid_bool:
+        return "invalid bool";
+      case chain_errc::invalid_option:
+        return "invalid Option tag";
+      case chain_errc::too_long:
+        return "length too long";
+      case chain_errc::invalid_value:
+        return "invalid value";
+    }
+    return "unknown bt.chain error";
+  }
+};
+
+}  // namespace
+
+const std::error_category& chain_category() noexcept {
+  static const chain_category_impl c;
+  return c;
+}
+
+chain_decode_error::chain_decode_error(chain_errc code, std::string field, std::string problem,
+                                       std::size_t offset)
+    : chain_decode_error(bt::error{code, std::move(field),
+                                   std::move(problem) + " at offset " + std::to_string(offset)},
+                         offset) {}
+
+chain_decode_error::chain_decode_error(bt::error e, std::size_t offset)
+    : std::runtime_error(e.message()), error_(std::move(e)), offset_(offset) {}
+
+chain_decode_error chain_decode_error::with_prefix(std::string_view prefix) const {
+  bt::error e = error_;
+  if (e.what.empty()) {
+    e.what = std::string(prefix);
+  } else {
+    e.what = std::string(prefix) + "." + e.what;
+  }
+  return chain_decode_error(std::move(e), offset_);
+}
+
+}  // namespace bt
