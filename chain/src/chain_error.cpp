@@ -25,6 +25,28 @@ class chain_category_impl final : public std::error_category {
         return "length too long";
       case chain_errc::invalid_value:
         return "invalid value";
+      case chain_errc::rpc_error:
+        return "JSON-RPC error";
+      case chain_errc::closed:
+        return "connection closed";
+      case chain_errc::malformed_frame:
+        return "malformed frame";
+      case chain_errc::frame_too_large:
+        return "frame too large";
+      case chain_errc::timeout:
+        return "request timed out";
+      case chain_errc::bad_endpoint:
+        return "bad endpoint";
+      case chain_errc::unknown_pallet:
+        return "unknown pallet";
+      case chain_errc::unknown_call:
+        return "unknown call";
+      case chain_errc::unknown_extension:
+        return "unknown signed extension carrying data";
+      case chain_errc::bad_metadata:
+        return "bad runtime metadata";
+      case chain_errc::invalid_argument:
+        return "invalid argument";
     }
     return "unknown bt.chain error";
   }

@@ -20,6 +20,19 @@ enum class chain_errc {
   invalid_option,   ///< an Option tag other than 0 or 1
   too_long,         ///< a length prefix larger than the bytes left, or beyond a sanity bound
   invalid_value,    ///< a well-formed value outside its domain (e.g. vectors of unequal length)
+  // JSON-RPC client (rpc_client.hpp)
+  rpc_error,        ///< the node answered with a JSON-RPC error object
+  closed,           ///< the connection was lost or could not be made
+  malformed_frame,  ///< a frame that is not a JSON-RPC response
+  frame_too_large,  ///< a frame beyond the client's size limit
+  timeout,          ///< no answer within the request timeout
+  bad_endpoint,     ///< an endpoint URL or network name that cannot be used
+  // Runtime metadata and extrinsics
+  unknown_pallet,     ///< the runtime's metadata has no pallet of that name
+  unknown_call,       ///< the pallet has no call of that name
+  unknown_extension,  ///< a signed extension this client cannot encode carries data
+  bad_metadata,       ///< runtime metadata that is malformed or not of a supported version
+  invalid_argument,   ///< an argument the chain would refuse (port 0, loopback address, ...)
 };
 
 const std::error_category& chain_category() noexcept;
