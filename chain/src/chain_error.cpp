@@ -72,6 +72,8 @@ chain_decode_error chain_decode_error::with_prefix(std::string_view prefix) cons
   bt::error e = error_;
   if (e.what.empty()) {
     e.what = std::string(prefix);
+  } else if (e.what.front() == '[') {  // an element of an unnamed inner Vec: "a[2][3]"
+    e.what = std::string(prefix) + e.what;
   } else {
     e.what = std::string(prefix) + "." + e.what;
   }
