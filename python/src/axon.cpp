@@ -1,0 +1,4 @@
+#include "common.hpp"
+namespace btpy {
+void init_axon(py::module_&) {}
+}  // namespace btpy
