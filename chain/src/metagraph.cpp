@@ -1,0 +1,176 @@
+// bt::metagraph: building it from the decoded runtime-API results, and its JSON form.
+#include <bt/chain/metagraph.hpp>
+
+#include <bt/keypair.hpp>
+#include <bt/ss58.hpp>
+
+#include <algorithm>
+#include <system_error>
+
+namespace bt {
+
+const metagraph_neuron* metagraph::find_hotkey(std::string_view ss58) const noexcept {
+  for (const auto& n : neurons) {
+    if (n.hotkey == ss58) return &n;
+  }
+  return nullptr;
+}
+
+namespace {
+
+bool invalid(bt::error& err, std::string what, std::string detail) {
+  err = bt::error{chain_errc::invalid_value, std::move(what), std::move(detail)};
+  return false;
+}
+
+// SubnetState's per-neuron vectors must all have one length (the subnet's n); emission_history
+// is not per neuron and is not checked.
+bool check_state(const subnet_state& s, std::uint16_t netuid, bt::error& err) {
+  if (s.netuid != netuid) {
+    return invalid(err, "SubnetState.netuid",
+                   "is " + std::to_string(s.netuid) + ", expected " + std::to_string(netuid));
+  }
+  const std::size_t n = s.hotkeys.size();
+  const std::pair<const char*, std::size_t> sizes[] = {
+      {"coldkeys", s.coldkeys.size()},
+      {"active", s.active.size()},
+      {"validator_permit", s.validator_permit.size()},
+      {"pruning_score", s.pruning_score.size()},
+      {"last_update", s.last_update.size()},
+      {"emission", s.emission.size()},
+      {"dividends", s.dividends.size()},
+      {"incentives", s.incentives.size()},
+      {"consensus", s.consensus.size()},
+      {"trust", s.trust.size()},
+      {"rank", s.rank.size()},
+      {"block_at_registration", s.block_at_registration.size()},
+      {"alpha_stake", s.alpha_stake.size()},
+      {"tao_stake", s.tao_stake.size()},
+      {"total_stake", s.total_stake.size()},
+  };
+  for (const auto& [name, size] : sizes) {
+    if (size != n) {
+      return invalid(err, std::string("SubnetState.") + name,
+                     "has " + std::to_string(size) + " entries, hotkeys has " + std::to_string(n));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<metagraph> make_metagraph(std::uint16_t netuid, std::uint64_t block,
+                                        std::string block_hash,
+                                        const std::vector<neuron_info_lite>& neurons,
+                                        const std::optional<subnet_state>& state, bt::error& err) {
+  bt::init_crypto();  // SS58 checksums use libsodium's BLAKE2b
+  if (state && !check_state(*state, netuid, err)) return std::nullopt;
+
+  metagraph m;
+  m.netuid = netuid;
+  m.block = block;
+  m.block_hash = std::move(block_hash);
+  m.stake = state ? stake_source::subnet_state : stake_source::neuron_stake_entries;
+  m.neurons.reserve(neurons.size());
+  std::vector<bool> seen;
+  for (std::size_t i = 0; i < neurons.size(); ++i) {
+    const auto& n = neurons[i];
+    const std::string where = "NeuronInfoLite[" + std::to_string(i) + "]";
+    if (n.netuid != netuid) {
+      invalid(err, where + ".netuid",
+              "is " + std::to_string(n.netuid) + ", expected " + std::to_string(netuid));
+      return std::nullopt;
+    }
+    if (n.uid >= seen.size()) seen.resize(std::size_t{n.uid} + 1, false);
+    if (seen[n.uid]) {
+      invalid(err, where + ".uid", "uid " + std::to_string(n.uid) + " appears twice");
+      return std::nullopt;
+    }
+    seen[n.uid] = true;
+
+    metagraph_neuron out;
+    out.uid = n.uid;
+    out.hotkey_id = n.hotkey;
+    out.coldkey_id = n.coldkey;
+    out.hotkey = ss58::encode(n.hotkey, ss58::default_format);
+    out.coldkey = ss58::encode(n.coldkey, ss58::default_format);
+    out.active = n.active;
+    out.validator_permit = n.validator_permit;
+    if (state) {
+      if (n.uid >= state->hotkeys.size()) {
+        invalid(err, where + ".uid",
+                "uid " + std::to_string(n.uid) + " is outside SubnetState's " +
+                    std::to_string(state->hotkeys.size()) + " neurons");
+        return std::nullopt;
+      }
+      if (state->hotkeys[n.uid] != n.hotkey) {
+        invalid(err, "SubnetState.hotkeys[" + std::to_string(n.uid) + "]",
+                "differs from the hotkey of the neuron with that uid");
+        return std::nullopt;
+      }
+      out.stake_rao = state->total_stake[n.uid];
+      out.alpha_stake_rao = state->alpha_stake[n.uid];
+      out.tao_stake_rao = state->tao_stake[n.uid];
+    } else {
+      std::uint64_t sum = 0;
+      for (const auto& e : n.stake) {
+        // Saturate: a u64 of rao is 18e9 TAO, far above the supply; an overflow means bad data,
+        // and a saturated figure is less wrong than a wrapped one.
+        sum = e.amount > UINT64_MAX - sum ? UINT64_MAX : sum + e.amount;
+      }
+      out.stake_rao = sum;
+    }
+    const auto& a = n.axon_info;
+    out.axon.serving = a.ip != 0;
+    out.axon.ip = ip_to_string(a.ip, a.ip_type);
+    out.axon.port = a.port;
+    out.axon.ip_type = a.ip_type;
+    out.axon.protocol = a.protocol;
+    out.axon.version = a.version;
+    m.neurons.push_back(std::move(out));
+  }
+  std::sort(m.neurons.begin(), m.neurons.end(),
+            [](const metagraph_neuron& x, const metagraph_neuron& y) { return x.uid < y.uid; });
+  return m;
+}
+
+metagraph make_metagraph(std::uint16_t netuid, std::uint64_t block, std::string block_hash,
+                         const std::vector<neuron_info_lite>& neurons,
+                         const std::optional<subnet_state>& state) {
+  bt::error err;
+  auto m = make_metagraph(netuid, block, std::move(block_hash), neurons, state, err);
+  if (!m) throw std::system_error(err.code, err.message());
+  return std::move(*m);
+}
+
+json to_json(const metagraph& m) {
+  json neurons = json::array();
+  for (const auto& n : m.neurons) {
+    neurons.push_back({
+        {"uid", n.uid},
+        {"hotkey", n.hotkey},
+        {"coldkey", n.coldkey},
+        {"active", n.active},
+        {"validator_permit", n.validator_permit},
+        {"stake_rao", n.stake_rao},
+        {"alpha_stake_rao", n.alpha_stake_rao},
+        {"tao_stake_rao", n.tao_stake_rao},
+        {"axon",
+         {{"ip", n.axon.ip},
+          {"port", n.axon.port},
+          {"ip_type", n.axon.ip_type},
+          {"protocol", n.axon.protocol},
+          {"version", n.axon.version},
+          {"serving", n.axon.serving}}},
+    });
+  }
+  json out = {{"netuid", m.netuid},
+              {"block", m.block},
+              {"block_hash", m.block_hash},
+              {"n", m.neurons.size()},
+              {"neurons", std::move(neurons)}};
+  if (m.stake == stake_source::neuron_stake_entries) out["stake_source"] = "neuron_stake_entries";
+  return out;
+}
+
+}  // namespace bt

@@ -1,0 +1,145 @@
+// Decoders of AxonInfo, PrometheusInfo and NeuronInfoLite, and ip_to_string.
+#include <bt/chain/neuron_info.hpp>
+
+#include "vec_reader.hpp"
+
+#include <array>
+#include <cstdio>
+#include <limits>
+
+namespace bt {
+
+chain_axon_info read_axon_info(scale_reader& r) {
+  chain_axon_info a;
+  a.block = r.u64("block");
+  a.version = r.u32("version");
+  a.ip = r.u128("ip");
+  a.port = r.u16("port");
+  a.ip_type = r.u8("ip_type");
+  a.protocol = r.u8("protocol");
+  a.placeholder1 = r.u8("placeholder1");
+  a.placeholder2 = r.u8("placeholder2");
+  return a;
+}
+
+chain_prometheus_info read_prometheus_info(scale_reader& r) {
+  chain_prometheus_info p;
+  p.block = r.u64("block");
+  p.version = r.u32("version");
+  p.ip = r.u128("ip");
+  p.port = r.u16("port");
+  p.ip_type = r.u8("ip_type");
+  return p;
+}
+
+neuron_info_lite read_neuron_info_lite(scale_reader& r) {
+  neuron_info_lite n;
+  n.hotkey = r.account_id("hotkey");
+  n.coldkey = r.account_id("coldkey");
+  n.uid = r.compact_u16("uid");
+  n.netuid = r.compact_u16("netuid");
+  n.active = r.boolean("active");
+  n.axon_info = detail::with_prefix("axon_info", [&] { return read_axon_info(r); });
+  n.prometheus_info =
+      detail::with_prefix("prometheus_info", [&] { return read_prometheus_info(r); });
+  n.stake = detail::read_vec<stake_entry>(r, "stake", [](scale_reader& s) {
+    stake_entry e;
+    e.account = s.account_id("account");
+    e.amount = s.compact("amount");
+    return e;
+  });
+  n.rank = r.compact_u16("rank");
+  n.emission = r.compact("emission");
+  n.incentive = r.compact_u16("incentive");
+  n.consensus = r.compact_u16("consensus");
+  n.trust = r.compact_u16("trust");
+  n.validator_trust = r.compact_u16("validator_trust");
+  n.dividends = r.compact_u16("dividends");
+  n.last_update = r.compact("last_update");
+  n.validator_permit = r.boolean("validator_permit");
+  n.pruning_score = r.compact_u16("pruning_score");
+  return n;
+}
+
+std::vector<neuron_info_lite> decode_neurons_lite(std::span<const std::uint8_t> bytes) {
+  scale_reader r(bytes);
+  // Tell the wrapped form (Vec<u8> around the Vec) from the plain one by the first compact
+  // (see the header): peek it with a throwaway reader.
+  scale_reader peek(bytes);
+  const std::uint64_t first = peek.compact("Vec<NeuronInfoLite>.length");
+  if (first != 0 && first == peek.remaining()) {
+    r.length("Vec<u8>.length");  // the outer byte length; the inner Vec fills the rest
+  }
+  auto out = detail::read_vec<neuron_info_lite>(r, "NeuronInfoLite", read_neuron_info_lite);
+  r.expect_end("Vec<NeuronInfoLite>");
+  return out;
+}
+
+std::optional<std::vector<neuron_info_lite>> decode_neurons_lite(
+    std::span<const std::uint8_t> bytes, bt::error& err) {
+  try {
+    return decode_neurons_lite(bytes);
+  } catch (const chain_decode_error& e) {
+    err = e.error();
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+std::string ipv4_text(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", (v >> 24) & 0xffU, (v >> 16) & 0xffU,
+                (v >> 8) & 0xffU, v & 0xffU);
+  return buf;
+}
+
+// RFC 5952 section 4: each group in lowercase hex without leading zeros; the longest run of
+// two or more all-zero groups becomes "::" (the first run when two are equally long; a single
+// zero group is written "0"). Section 5: an IPv4-mapped address (::ffff:0:0/96) is written
+// with its last 32 bits as a dotted quad.
+std::string ipv6_text(uint128_t v) {
+  std::array<unsigned, 8> g{};
+  for (int i = 0; i < 8; ++i) g[i] = static_cast<unsigned>((v >> (16 * (7 - i))) & 0xffffU);
+  if (g[0] == 0 && g[1] == 0 && g[2] == 0 && g[3] == 0 && g[4] == 0 && g[5] == 0xffffU) {
+    return "::ffff:" + ipv4_text(static_cast<std::uint32_t>(v & 0xffffffffU));
+  }
+  int best = -1;
+  int best_len = 1;  // a run must be at least 2 groups long
+  for (int i = 0; i < 8;) {
+    if (g[i] != 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < 8 && g[j] == 0) ++j;
+    if (j - i > best_len) {
+      best = i;
+      best_len = j - i;
+    }
+    i = j;
+  }
+  std::string out;
+  char buf[8];
+  for (int i = 0; i < 8; ++i) {
+    if (i == best) {
+      out += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!out.empty() && out.back() != ':') out += ':';
+    std::snprintf(buf, sizeof buf, "%x", g[i]);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ip_to_string(uint128_t ip, std::uint8_t ip_type) {
+  const bool fits_v4 = ip <= std::numeric_limits<std::uint32_t>::max();
+  if (ip_type == 6 || !fits_v4) return ipv6_text(ip);
+  return ipv4_text(static_cast<std::uint32_t>(ip));
+}
+
+}  // namespace bt
