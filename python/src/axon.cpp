@@ -1,4 +1,367 @@
+// bittensor_cpp.Axon over bt::axon: Python forward/blacklist/priority functions on routes of
+// SynapseTypes.
+//
+// The GIL is taken only to run a Python callable and to build its argument; header parsing,
+// signature checks, body reading and the field type checks (synapse_type::check_values: a
+// request whose values do not fit the declared types is answered 400 before any Python runs)
+// never hold it. A plain `def` forward runs on the axon's worker pool; an `async def` forward
+// runs on an asyncio loop (the axon's own, a thread running loop.run_forever(), or the one
+// given), awaited by a C++ coroutine that holds no thread meanwhile. A Python exception, or a
+// return value that is neither None nor a synapse of the route's type, is answered
+// 500 "Internal Server Error #<id>" and logged with its traceback on the logger "bittensor_cpp";
+// the axon keeps serving. The request's deadline answers 408 whether or not Python returned
+// (an async forward is then cancelled; a plain one runs on, its result discarded).
 #include "common.hpp"
+
+#include <bt/axon.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+
 namespace btpy {
-void init_axon(py::module_&) {}
+namespace {
+
+namespace net = boost::asio;
+
+struct route {
+  std::shared_ptr<const synapse_type> type;
+  gil_object forward, blacklist, priority;
+  gil_object loop;  ///< async forward only: the loop it runs on
+};
+
+[[noreturn]] void internal_error(py::error_already_set& e, const route& r, const char* what) {
+  const std::string id = log_python_exception(e, std::string(what) + " of " + r.type->name());
+  throw bt::forward_error(500, "Internal Server Error #" + id);
+}
+
+/// Copies what the Python forward produced into the answer. GIL held.
+void apply_result(const route& r, bt::dynamic_synapse& s, const py_synapse& obj, py::handle pyobj,
+                  py::handle ret) {
+  if (ret.is_none() || ret.is(pyobj)) {
+    s = obj.s;
+    return;
+  }
+  if (py::isinstance<py_synapse>(ret)) {
+    const auto& other = ret.cast<const py_synapse&>();
+    if (other.type == r.type) {
+      s = other.s;
+      return;
+    }
+  }
+  PyErr_SetString(PyExc_TypeError, ("forward returned " +
+                                    py::str(ret.get_type().attr("__name__")).cast<std::string>() +
+                                    ", expected None or a " + r.type->name() + " synapse")
+                                       .c_str());
+  py::error_already_set e;
+  internal_error(e, r, "forward");
+}
+
+std::shared_ptr<py_synapse> header_view(const route& r, const bt::synapse& h,
+                                        const bt::request_context& c) {
+  auto obj = make_synapse(r.type);
+  static_cast<bt::synapse&>(obj->s) = h;
+  obj->s.dendrite.hotkey = std::string(c.hotkey);  // the verified caller
+  return obj;
+}
+
+void sync_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s) {
+  if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
+  py::gil_scoped_acquire g;
+  auto obj = wrap_synapse(r->type, s);
+  py::object pyobj = py::cast(obj);
+  py::object ret;
+  try {
+    ret = r->forward.obj(pyobj);
+  } catch (py::error_already_set& e) {
+    internal_error(e, *r, "forward");
+  }
+  apply_result(*r, s, *obj, pyobj, ret);
+}
+
+/// Wakes the awaiting coroutine when the Python future is done. The timer is touched only on the
+/// coroutine's strand (the done-callback posts there).
+struct async_wait {
+  net::steady_timer timer;
+  std::atomic<bool> done{false};
+  explicit async_wait(net::any_io_executor ex)
+      : timer(std::move(ex), std::chrono::steady_clock::time_point::max()) {}
+};
+
+net::awaitable<void> async_forward(std::shared_ptr<route> r, bt::dynamic_synapse& s) {
+  if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
+  auto ex = co_await net::this_coro::executor;
+  auto w = std::make_shared<async_wait>(ex);
+  std::shared_ptr<py_synapse> obj;
+  gil_object pyobj, fut;
+  bool finished = false;
+  {
+    py::gil_scoped_acquire g;
+    obj = wrap_synapse(r->type, s);
+    pyobj.obj = py::cast(obj);
+    try {
+      py::object ret = r->forward.obj(pyobj.obj);
+      if (!py::module_::import("inspect").attr("iscoroutine")(ret).cast<bool>()) {
+        apply_result(*r, s, *obj, pyobj.obj, ret);
+        finished = true;
+      } else {
+        fut.obj = py::module_::import("asyncio").attr("run_coroutine_threadsafe")(ret, r->loop.obj);
+        fut.obj.attr("add_done_callback")(py::cpp_function([w](py::handle) {
+          w->done = true;
+          net::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+        }));
+      }
+    } catch (py::error_already_set& e) {
+      internal_error(e, *r, "forward");
+    }
+  }
+  if (finished) co_return;
+  if (!w->done) co_await w->timer.async_wait(net::as_tuple(net::use_awaitable));
+  py::gil_scoped_acquire g;
+  if (!w->done) {
+    // The axon gave up on the request (deadline: 408 already sent, or shutdown).
+    fut.obj.attr("cancel")();
+    co_return;
+  }
+  py::object ret;
+  try {
+    ret = fut.obj.attr("result")(0);
+  } catch (py::error_already_set& e) {
+    internal_error(e, *r, "forward");
+  }
+  apply_result(*r, s, *obj, pyobj.obj, ret);
+}
+
+std::chrono::milliseconds seconds_option(py::handle v, const std::string& name) {
+  const double x = v.cast<double>();
+  if (!std::isfinite(x) || x < 0)
+    throw py::value_error(name + " must be a non-negative number of seconds");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(x * 1000));
+}
+
+/// The keyword options of Axon(), each one of bt::axon_options (durations in seconds).
+bt::axon_options options_from(const std::string& ip, std::int64_t port, const py::kwargs& kw) {
+  bt::axon_options o;
+  o.ip = ip;
+  if (port < 0 || port > 65535) throw py::value_error("port out of range: " + std::to_string(port));
+  o.port = static_cast<std::uint16_t>(port);
+  o.io_threads = 2;
+  for (auto kv : kw) {
+    const std::string k = kv.first.cast<std::string>();
+    py::handle v = kv.second;
+    if (k == "external_ip")
+      o.external_ip = v.cast<std::string>();
+    else if (k == "external_port")
+      o.external_port = v.cast<std::uint16_t>();
+    else if (k == "coldkey")
+      o.coldkey = v.cast<std::string>();
+    else if (k == "io_threads")
+      o.io_threads = v.cast<std::size_t>();
+    else if (k == "max_workers")
+      o.max_workers = v.cast<std::size_t>();
+    else if (k == "max_queued_requests")
+      o.max_queued_requests = v.cast<std::size_t>();
+    else if (k == "max_header_bytes")
+      o.max_header_bytes = v.cast<std::uint32_t>();
+    else if (k == "max_body_bytes")
+      o.max_body_bytes = v.cast<std::uint64_t>();
+    else if (k == "max_connections")
+      o.max_connections = v.cast<std::size_t>();
+    else if (k == "header_timeout")
+      o.header_timeout = seconds_option(v, k);
+    else if (k == "idle_timeout")
+      o.idle_timeout = seconds_option(v, k);
+    else if (k == "write_timeout")
+      o.write_timeout = seconds_option(v, k);
+    else if (k == "body_timeout")
+      o.body_timeout = seconds_option(v, k);
+    else if (k == "max_request_timeout")
+      o.max_request_timeout = seconds_option(v, k);
+    else if (k == "drain_timeout")
+      o.drain_timeout = seconds_option(v, k);
+    else if (k == "sign_error_responses")
+      o.sign_error_responses = v.cast<bool>();
+    else if (k == "list_synapses_on_404")
+      o.list_synapses_on_404 = v.cast<bool>();
+    else if (k == "insecure_skip_verification")
+      o.insecure_skip_verification = v.cast<bool>();
+    else
+      throw py::type_error("Axon() got an unexpected keyword argument '" + k + "'");
+  }
+  return o;
+}
+
+class py_axon {
+ public:
+  py_axon(const bt::keypair& kp, bt::axon_options o, py::object loop) {
+    if (!kp.has_secret()) throw bt_py_error("Axon: the keypair has no secret key");
+    ax_ = std::make_unique<bt::axon>(kp, std::move(o));
+    if (!loop.is_none()) loop_.obj = std::move(loop);
+  }
+  ~py_axon() { stop(); }
+
+  void attach(std::shared_ptr<synapse_type> type, py::object forward, py::object blacklist,
+              py::object priority) {
+    if (!ax_) throw py::value_error("Axon is stopped");
+    if (!PyCallable_Check(forward.ptr())) throw py::type_error("forward must be callable");
+    for (auto* f : {&blacklist, &priority})
+      if (!f->is_none() && !PyCallable_Check(f->ptr()))
+        throw py::type_error("blacklist and priority must be callable or None");
+    py::object iscoro = py::module_::import("inspect").attr("iscoroutinefunction");
+    if (iscoro(blacklist).cast<bool>() || iscoro(priority).cast<bool>())
+      throw py::type_error(
+          "blacklist and priority must be plain functions (they run on the "
+          "axon's I/O threads before the body is read)");
+    auto r = std::make_shared<route>();
+    r->type = type;
+    r->forward.obj = forward;
+    r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
+    r->priority.obj = priority.is_none() ? py::object() : priority;
+    const bool is_async = iscoro(forward).cast<bool>();
+    if (is_async) r->loop.obj = ensure_loop();
+
+    bt::route_options policy;
+    if (r->blacklist.obj) {
+      policy.blacklist = [r](const bt::synapse& h, const bt::request_context& c) -> bt::verdict {
+        py::gil_scoped_acquire g;
+        try {
+          py::object v = r->blacklist.obj(py::cast(header_view(*r, h, c)));
+          if (PyBool_Check(v.ptr()))
+            return v.ptr() == Py_True ? bt::verdict::deny("blacklisted") : bt::verdict::allow();
+          auto t = v.cast<std::pair<bool, std::string>>();  // bittensor's (blacklisted, reason)
+          return t.first ? bt::verdict::deny(t.second) : bt::verdict::allow();
+        } catch (py::error_already_set& e) {
+          return bt::verdict::deny("Internal Server Error #" +
+                                   log_python_exception(e, "blacklist of " + r->type->name()));
+        } catch (py::cast_error&) {
+          PyErr_SetString(PyExc_TypeError, "blacklist must return a bool or a (bool, str) tuple");
+          py::error_already_set e;
+          return bt::verdict::deny("Internal Server Error #" +
+                                   log_python_exception(e, "blacklist of " + r->type->name()));
+        }
+      };
+    }
+    if (r->priority.obj) {
+      policy.priority = [r](const bt::synapse& h, const bt::request_context& c) -> double {
+        py::gil_scoped_acquire g;
+        try {
+          return r->priority.obj(py::cast(header_view(*r, h, c))).cast<double>();
+        } catch (py::error_already_set& e) {
+          log_python_exception(e, "priority of " + r->type->name());
+        } catch (py::cast_error&) {
+          PyErr_SetString(PyExc_TypeError, "priority must return a number");
+          py::error_already_set e;
+          log_python_exception(e, "priority of " + r->type->name());
+        }
+        return 0.0;
+      };
+    }
+    if (is_async) {
+      ax_->attach(
+          type->descriptor,
+          [r](bt::dynamic_synapse& s, const bt::request_context&) { return async_forward(r, s); },
+          std::move(policy));
+    } else {
+      ax_->attach(
+          type->descriptor,
+          [r](bt::dynamic_synapse& s, const bt::request_context&) { sync_forward(r, s); },
+          std::move(policy));
+    }
+    routes_.push_back(std::move(r));
+  }
+
+  void start() {
+    if (!ax_) throw py::value_error("Axon is stopped (an axon cannot be restarted)");
+    if (own_loop_ && !loop_thread_.obj) {
+      loop_thread_.obj =
+          py::module_::import("threading")
+              .attr("Thread")(py::arg("target") = loop_.obj.attr("run_forever"),
+                              py::arg("name") = "bt-axon-asyncio", py::arg("daemon") = true);
+      loop_thread_.obj.attr("start")();
+    }
+    py::gil_scoped_release r;
+    ax_->start();
+  }
+
+  void stop() {
+    if (ax_) {
+      {
+        py::gil_scoped_release r;
+        ax_->stop();
+        ax_.reset();  // drops the routes' std::functions; their Python objects take the GIL
+      }
+      routes_.clear();
+    }
+    if (own_loop_ && loop_.obj) {
+      if (loop_thread_.obj) {
+        loop_.obj.attr("call_soon_threadsafe")(loop_.obj.attr("stop"));
+        loop_thread_.obj.attr("join")();
+        loop_thread_.obj = py::object();
+      }
+      loop_.obj.attr("close")();
+      loop_.obj = py::object();
+    }
+  }
+
+  bool running() const { return ax_ && ax_->running(); }
+
+  bt::axon& get() {
+    if (!ax_) throw py::value_error("Axon is stopped");
+    return *ax_;
+  }
+
+ private:
+  py::object ensure_loop() {
+    if (!loop_.obj) {
+      loop_.obj = py::module_::import("asyncio").attr("new_event_loop")();
+      own_loop_ = true;
+    }
+    return loop_.obj;
+  }
+
+  std::unique_ptr<bt::axon> ax_;
+  std::vector<std::shared_ptr<route>> routes_;
+  gil_object loop_, loop_thread_;
+  bool own_loop_ = false;
+};
+
+}  // namespace
+
+void init_axon(py::module_& m) {
+  py::class_<py_axon>(m, "Axon",
+                      "The miner's server: the C++ axon with Python handlers. Options are "
+                      "bt::axon_options' names as keywords, durations in seconds.")
+      .def(py::init([](const bt::keypair& kp, const std::string& ip, std::int64_t port,
+                       py::object loop, const py::kwargs& kw) {
+             return std::make_unique<py_axon>(kp, options_from(ip, port, kw), std::move(loop));
+           }),
+           py::arg("keypair"), py::kw_only(), py::arg("ip") = "127.0.0.1", py::arg("port") = 0,
+           py::arg("loop") = py::none())
+      .def("attach", &py_axon::attach, py::arg("synapse_type"), py::arg("forward"),
+           py::arg("blacklist") = py::none(), py::arg("priority") = py::none(),
+           "Serves synapse_type at /<name>. forward(s) fills s's outputs (plain def: worker "
+           "pool; async def: the asyncio loop). blacklist(s) -> bool or (bool, reason); "
+           "priority(s) -> float; both see the header fields and the verified s.dendrite.hotkey.")
+      .def("start", &py_axon::start)
+      .def("stop", &py_axon::stop, "Drains in-flight requests, then stops; idempotent.")
+      .def("info", [](py_axon& a) { return a.get().info(); })
+      .def_property_readonly("port", [](py_axon& a) { return a.get().port(); })
+      .def_property_readonly("running", &py_axon::running)
+      .def_property_readonly("hotkey", [](py_axon& a) { return a.get().hotkey().ss58_address(); })
+      .def("__enter__",
+           [](py::object self) {
+             self.cast<py_axon&>().start();
+             return self;
+           })
+      .def("__exit__", [](py_axon& a, py::args) { a.stop(); });
+}
+
 }  // namespace btpy

@@ -1,4 +1,247 @@
+// bittensor_cpp.Dendrite and AxonInfo over bt::dendrite.
+//
+// query() blocks with the GIL released while the C++ fan-out runs. forward() returns an asyncio
+// future of the caller's running loop: the C++ completion (on a dendrite I/O thread) takes the
+// GIL only to build the results and hand them to loop.call_soon_threadsafe; no thread is started
+// per call. Cancelling the awaited future emits the operation's cancellation slot on the
+// dendrite's executor, which ends the calls still running (503 "Request cancelled").
 #include "common.hpp"
+
+#include <bt/dendrite.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
+
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <optional>
+
 namespace btpy {
-void init_dendrite(py::module_&) {}
+namespace {
+
+namespace net = boost::asio;
+
+/// One AxonInfo from ours, or from anything with ip, port and hotkey attributes (bittensor's
+/// AxonInfo, a chain client's record). Wrong types are TypeErrors naming the attribute.
+bt::axon_info axon_from_py(py::handle h) {
+  if (py::isinstance<bt::axon_info>(h)) return h.cast<bt::axon_info>();
+  if (!py::hasattr(h, "ip") || !py::hasattr(h, "port"))
+    throw py::type_error(
+        "an axon must be an AxonInfo or have ip, port and hotkey attributes, not " +
+        py::str(h.get_type().attr("__name__")).cast<std::string>());
+  bt::axon_info a;
+  try {
+    a.ip = h.attr("ip").cast<std::string>();
+    const auto port = h.attr("port").cast<std::int64_t>();
+    if (port < 0 || port > 65535)
+      throw py::value_error("axon port out of range: " + std::to_string(port));
+    a.port = static_cast<std::uint16_t>(port);
+    if (py::hasattr(h, "hotkey")) a.hotkey = h.attr("hotkey").cast<std::string>();
+    if (py::hasattr(h, "coldkey")) {
+      py::object c = h.attr("coldkey");
+      if (!c.is_none()) a.coldkey = c.cast<std::string>();
+    }
+    if (py::hasattr(h, "version")) a.version = h.attr("version").cast<std::int64_t>();
+    if (py::hasattr(h, "ip_type")) a.ip_type = h.attr("ip_type").cast<int>();
+  } catch (py::cast_error&) {
+    throw py::type_error("axon attributes: ip and hotkey must be str, port an int");
+  }
+  return a;
+}
+
+/// (axons, single): a list of axons, or one axon (then the caller gets one synapse back).
+std::pair<std::vector<bt::axon_info>, bool> axons_from_py(py::handle h) {
+  std::vector<bt::axon_info> out;
+  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+    for (auto x : h) out.push_back(axon_from_py(x));
+    return {std::move(out), false};
+  }
+  out.push_back(axon_from_py(h));
+  return {std::move(out), true};
+}
+
+double check_timeout(double t) {
+  if (!std::isfinite(t) || t <= 0)
+    throw py::value_error("timeout must be a positive number of seconds");
+  return t;
+}
+
+py::object results_to_py(const std::shared_ptr<const synapse_type>& type,
+                         std::vector<bt::dynamic_synapse>&& rs, bool single) {
+  if (single) return py::cast(wrap_synapse(type, std::move(rs.at(0))));
+  py::list l;
+  for (auto& r : rs) l.append(py::cast(wrap_synapse(type, std::move(r))));
+  return std::move(l);
+}
+
+class py_dendrite {
+ public:
+  py_dendrite(const bt::keypair& kp, bt::dendrite_options opt) {
+    if (!kp.has_secret()) throw bt_py_error("Dendrite: the keypair has no secret key");
+    d_ = std::make_unique<bt::dendrite>(kp, std::move(opt));
+  }
+  ~py_dendrite() { close(); }
+
+  /// Destroying the dendrite joins its I/O threads, and a completion running there may be
+  /// waiting for the GIL: release it meanwhile.
+  void close() {
+    if (!d_) return;
+    py::gil_scoped_release r;
+    d_.reset();
+  }
+
+  bt::dendrite& get() {
+    if (!d_) throw py::value_error("Dendrite is closed");
+    return *d_;
+  }
+
+  py::object query(py::handle axons, const py_synapse& syn, double timeout) {
+    auto [targets, single] = axons_from_py(axons);
+    check_timeout(timeout);
+    bt::dynamic_synapse copy = syn.s;
+    auto& d = get();
+    std::vector<bt::dynamic_synapse> rs;
+    {
+      py::gil_scoped_release r;
+      rs = d.forward(targets, copy, timeout);
+    }
+    return results_to_py(syn.type, std::move(rs), single);
+  }
+
+  py::object forward(py::handle axons, const py_synapse& syn, double timeout) {
+    auto [targets, single] = axons_from_py(axons);
+    check_timeout(timeout);
+    auto& d = get();
+    py::module_ asyncio = py::module_::import("asyncio");
+    py::object loop = asyncio.attr("get_running_loop")();  // RuntimeError outside a coroutine
+    py::object fut = loop.attr("create_future")();
+
+    // Owned by the C++ completion handler; the future's done-callback holds it weakly.
+    struct call_state {
+      net::cancellation_signal cancel;
+      gil_object loop, fut;
+      std::shared_ptr<const synapse_type> type;
+      bool single = false;
+    };
+    auto st = std::make_shared<call_state>();
+    st->loop.obj = loop;
+    st->fut.obj = fut;
+    st->type = syn.type;
+    st->single = single;
+
+    auto handler = [st](std::vector<bt::dynamic_synapse> rs) {
+      py::gil_scoped_acquire g;
+      try {
+        py::object result = results_to_py(st->type, std::move(rs), st->single);
+        auto resolve = py::cpp_function([](py::object f, py::object r) {
+          if (!f.attr("done")().cast<bool>()) f.attr("set_result")(r);
+        });
+        st->loop.obj.attr("call_soon_threadsafe")(resolve, st->fut.obj, result);
+      } catch (py::error_already_set& e) {
+        // The loop was closed before the answer came: nobody is waiting any more.
+        e.discard_as_unraisable("bittensor_cpp.Dendrite.forward completion");
+      }
+      st->loop.obj = py::object();
+      st->fut.obj = py::object();
+    };
+    net::any_io_executor ex = d.get_executor();
+    std::weak_ptr<call_state> weak = st;
+    fut.attr("add_done_callback")(py::cpp_function([weak, ex](py::object f) {
+      if (!f.attr("cancelled")().cast<bool>()) return;
+      auto s = weak.lock();
+      if (!s) return;  // already completed
+      // The slot is emitted on the dendrite's executor, where the operation completes.
+      net::post(ex, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+    }));
+    bt::dynamic_synapse copy = syn.s;
+    {
+      py::gil_scoped_release r;
+      d.async_forward(std::move(targets), std::move(copy), timeout,
+                      net::bind_cancellation_slot(st->cancel.slot(), std::move(handler)));
+    }
+    return fut;
+  }
+
+ private:
+  std::unique_ptr<bt::dendrite> d_;
+};
+
+}  // namespace
+
+void init_dendrite(py::module_& m) {
+  py::class_<bt::axon_info>(m, "AxonInfo", "How a miner's axon is addressed (ip, port, hotkey).")
+      .def(py::init([](std::string ip, std::int64_t port, std::string hotkey, std::string coldkey,
+                       std::int64_t version, int ip_type) {
+             if (port < 0 || port > 65535)
+               throw py::value_error("port out of range: " + std::to_string(port));
+             bt::axon_info a;
+             a.ip = std::move(ip);
+             a.port = static_cast<std::uint16_t>(port);
+             a.hotkey = std::move(hotkey);
+             a.coldkey = std::move(coldkey);
+             a.version = version;
+             a.ip_type = ip_type;
+             return a;
+           }),
+           py::kw_only(), py::arg("ip"), py::arg("port"), py::arg("hotkey"),
+           py::arg("coldkey") = "", py::arg("version") = bt::version_as_int, py::arg("ip_type") = 4)
+      .def_readwrite("ip", &bt::axon_info::ip)
+      .def_readwrite("port", &bt::axon_info::port)
+      .def_readwrite("hotkey", &bt::axon_info::hotkey)
+      .def_readwrite("coldkey", &bt::axon_info::coldkey)
+      .def_readwrite("version", &bt::axon_info::version)
+      .def_readwrite("ip_type", &bt::axon_info::ip_type)
+      .def_readwrite("protocol", &bt::axon_info::protocol)
+      .def("to_dict", [](const bt::axon_info& a) { return from_json(bt::to_json_value(a)); })
+      .def("__eq__", [](const bt::axon_info& a, const bt::axon_info& b) { return a == b; })
+      .def("__repr__", [](const bt::axon_info& a) {
+        return "AxonInfo(ip='" + a.ip + "', port=" + std::to_string(a.port) + ", hotkey='" +
+               a.hotkey + "')";
+      });
+
+  py::class_<py_dendrite>(m, "Dendrite",
+                          "The validator's client: the C++ dendrite (keep-alive pool, one total "
+                          "deadline per call, results in the order of the axons).")
+      .def(py::init([](const bt::keypair& kp, unsigned threads, std::size_t max_concurrency,
+                       std::string external_ip, std::size_t max_response_body_bytes) {
+             bt::dendrite_options o;
+             o.threads = threads;
+             o.max_concurrency = max_concurrency;
+             o.external_ip = std::move(external_ip);
+             o.max_response_body_bytes = max_response_body_bytes;
+             return std::make_unique<py_dendrite>(kp, std::move(o));
+           }),
+           py::arg("keypair"), py::kw_only(), py::arg("threads") = 1,
+           py::arg("max_concurrency") = 256, py::arg("external_ip") = "",
+           py::arg("max_response_body_bytes") = std::size_t{64} << 20)
+      .def("query", &py_dendrite::query, py::arg("axons"), py::arg("synapse"),
+           py::arg("timeout") = 12.0,
+           "Blocking: one synapse per axon, in order (one synapse for a single axon). The GIL "
+           "is released while the calls run.")
+      .def("forward", &py_dendrite::forward, py::arg("axons"), py::arg("synapse"),
+           py::arg("timeout") = 12.0,
+           "Awaitable (asyncio future of the running loop) with query()'s result. Cancelling it "
+           "cancels the C++ calls.")
+      .def_property_readonly("uuid", [](py_dendrite& d) { return d.get().uuid(); })
+      .def_property_readonly("hotkey",
+                             [](py_dendrite& d) { return d.get().hotkey().ss58_address(); })
+      .def("stats",
+           [](py_dendrite& d) {
+             const auto s = d.get().stats();
+             py::dict r;
+             r["calls"] = s.calls;
+             r["connections_opened"] = s.connections_opened;
+             r["connections_reused"] = s.connections_reused;
+             r["retries"] = s.retries;
+             r["idle_connections"] = s.idle_connections;
+             r["in_flight"] = s.in_flight;
+             return r;
+           })
+      .def("close", &py_dendrite::close, "Cancels running calls and joins the I/O threads.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](py_dendrite& d, py::args) { d.close(); });
+}
+
 }  // namespace btpy
