@@ -3,7 +3,7 @@
 #include <bt/hex.hpp>
 
 #include <catch2/catch.hpp>
-#include <support/vectors.hpp>
+#include <chain/metadata_vectors.hpp>
 
 #include <fstream>
 #include <sstream>
@@ -11,24 +11,7 @@
 
 namespace {
 
-std::vector<std::uint8_t> metadata_bytes(const std::string& name) {
-  const std::string path = bt::test::vectors_dir() + "/chain/" + name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("test vectors not found: " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  auto bytes = bt::from_hex(text);
-  if (!bytes) throw std::runtime_error("not hex: " + path);
-  return *bytes;
-}
-
-struct expected {
-  const char* file;
-  int version;
-  std::vector<std::string> extensions;
-};
+using bt::test::metadata_bytes;
 
 const std::vector<std::string> spec343 = {
     "CheckNonZeroSender", "CheckSpecVersion",         "CheckTxVersion",
