@@ -157,44 +157,49 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
   for (auto kv : kw) {
     const std::string k = kv.first.cast<std::string>();
     py::handle v = kv.second;
-    if (k == "external_ip")
-      o.external_ip = v.cast<std::string>();
-    else if (k == "external_port")
-      o.external_port = v.cast<std::uint16_t>();
-    else if (k == "coldkey")
-      o.coldkey = v.cast<std::string>();
-    else if (k == "io_threads")
-      o.io_threads = v.cast<std::size_t>();
-    else if (k == "max_workers")
-      o.max_workers = v.cast<std::size_t>();
-    else if (k == "max_queued_requests")
-      o.max_queued_requests = v.cast<std::size_t>();
-    else if (k == "max_header_bytes")
-      o.max_header_bytes = v.cast<std::uint32_t>();
-    else if (k == "max_body_bytes")
-      o.max_body_bytes = v.cast<std::uint64_t>();
-    else if (k == "max_connections")
-      o.max_connections = v.cast<std::size_t>();
-    else if (k == "header_timeout")
-      o.header_timeout = seconds_option(v, k);
-    else if (k == "idle_timeout")
-      o.idle_timeout = seconds_option(v, k);
-    else if (k == "write_timeout")
-      o.write_timeout = seconds_option(v, k);
-    else if (k == "body_timeout")
-      o.body_timeout = seconds_option(v, k);
-    else if (k == "max_request_timeout")
-      o.max_request_timeout = seconds_option(v, k);
-    else if (k == "drain_timeout")
-      o.drain_timeout = seconds_option(v, k);
-    else if (k == "sign_error_responses")
-      o.sign_error_responses = v.cast<bool>();
-    else if (k == "list_synapses_on_404")
-      o.list_synapses_on_404 = v.cast<bool>();
-    else if (k == "insecure_skip_verification")
-      o.insecure_skip_verification = v.cast<bool>();
-    else
-      throw py::type_error("Axon() got an unexpected keyword argument '" + k + "'");
+    try {
+      if (k == "external_ip")
+        o.external_ip = v.cast<std::string>();
+      else if (k == "external_port")
+        o.external_port = v.cast<std::uint16_t>();
+      else if (k == "coldkey")
+        o.coldkey = v.cast<std::string>();
+      else if (k == "io_threads")
+        o.io_threads = v.cast<std::size_t>();
+      else if (k == "max_workers")
+        o.max_workers = v.cast<std::size_t>();
+      else if (k == "max_queued_requests")
+        o.max_queued_requests = v.cast<std::size_t>();
+      else if (k == "max_header_bytes")
+        o.max_header_bytes = v.cast<std::uint32_t>();
+      else if (k == "max_body_bytes")
+        o.max_body_bytes = v.cast<std::uint64_t>();
+      else if (k == "max_connections")
+        o.max_connections = v.cast<std::size_t>();
+      else if (k == "header_timeout")
+        o.header_timeout = seconds_option(v, k);
+      else if (k == "idle_timeout")
+        o.idle_timeout = seconds_option(v, k);
+      else if (k == "write_timeout")
+        o.write_timeout = seconds_option(v, k);
+      else if (k == "body_timeout")
+        o.body_timeout = seconds_option(v, k);
+      else if (k == "max_request_timeout")
+        o.max_request_timeout = seconds_option(v, k);
+      else if (k == "drain_timeout")
+        o.drain_timeout = seconds_option(v, k);
+      else if (k == "sign_error_responses")
+        o.sign_error_responses = v.cast<bool>();
+      else if (k == "list_synapses_on_404")
+        o.list_synapses_on_404 = v.cast<bool>();
+      else if (k == "insecure_skip_verification")
+        o.insecure_skip_verification = v.cast<bool>();
+      else
+        throw py::type_error("Axon() got an unexpected keyword argument '" + k + "'");
+    } catch (py::cast_error&) {
+      throw py::type_error("Axon(): " + k + " has the wrong type (" +
+                           py::str(v.get_type().attr("__name__")).cast<std::string>() + ")");
+    }
   }
   return o;
 }

@@ -134,13 +134,16 @@ class py_dendrite {
     auto handler = [st](std::vector<bt::dynamic_synapse> rs) {
       py::gil_scoped_acquire g;
       try {
-        py::object result = results_to_py(st->type, std::move(rs), st->single);
-        auto resolve = py::cpp_function([](py::object f, py::object r) {
-          if (!f.attr("done")().cast<bool>()) f.attr("set_result")(r);
-        });
-        st->loop.obj.attr("call_soon_threadsafe")(resolve, st->fut.obj, result);
+        // A closed loop (asyncio.run returned after a cancellation): nobody is waiting.
+        if (!st->loop.obj.attr("is_closed")().cast<bool>()) {
+          py::object result = results_to_py(st->type, std::move(rs), st->single);
+          auto resolve = py::cpp_function([](py::object f, py::object r) {
+            if (!f.attr("done")().cast<bool>()) f.attr("set_result")(r);
+          });
+          st->loop.obj.attr("call_soon_threadsafe")(resolve, st->fut.obj, result);
+        }
       } catch (py::error_already_set& e) {
-        // The loop was closed before the answer came: nobody is waiting any more.
+        // The loop closed between the check and the call: nobody is waiting any more.
         e.discard_as_unraisable("bittensor_cpp.Dendrite.forward completion");
       }
       st->loop.obj = py::object();

@@ -1,0 +1,141 @@
+"""The module's Dendrite against a bt-axon process: blocking and asyncio calls, 256 concurrent
+forwards, the GIL released during a long call, cancellation, failures and bad input."""
+import asyncio
+import threading
+import types
+
+import pytest
+
+import bittensor_cpp as bt
+from conftest import wait_until
+
+
+def test_query_one_and_list(bt_axon, alice, bob, Dummy):
+    with bt.Dendrite(alice) as d:
+        r = d.query(bt_axon, Dummy(dummy_input=21), timeout=10)
+        assert r.dummy_output == 42 and r.dummy_input == 21
+        assert r.dendrite.status_code == 200 and r.is_success
+        assert r.axon.status_code == 200 and r.axon.hotkey == bob.ss58_address
+        assert r.dendrite.process_time is not None and r.dendrite.process_time > 0
+        rs = d.query([bt_axon, bt_axon], Dummy(dummy_input=5), timeout=10)
+        assert [x.dummy_output for x in rs] == [10, 10]
+        assert rs[0].synapse_type is Dummy
+
+
+def test_forward_awaitable(bt_axon, alice, Dummy):
+    async def main():
+        with bt.Dendrite(alice) as d:
+            rs = await d.forward([bt_axon], Dummy(dummy_input=3), timeout=10)
+            return rs
+
+    rs = asyncio.run(main())
+    assert len(rs) == 1 and rs[0].dummy_output == 6
+
+
+def test_gather_256_forwards(bt_axon, alice, Dummy):
+    async def main():
+        with bt.Dendrite(alice) as d:
+            return await asyncio.wait_for(
+                asyncio.gather(*[d.forward([bt_axon], Dummy(dummy_input=i), timeout=30)
+                                 for i in range(256)]), 60)
+
+    rs = asyncio.run(main())
+    assert [r[0].dummy_output for r in rs] == [2 * i for i in range(256)]
+    assert all(r[0].dendrite.status_code == 200 for r in rs)
+
+
+def test_python_thread_runs_during_long_query(bt_axon, alice):
+    """bt-axon's Hang route never answers: the call ends at its deadline with 408, and a Python
+    thread makes progress meanwhile (the GIL is released during query)."""
+    Hang = bt.SynapseType("Hang", {})
+    ticks = 0
+    stop = threading.Event()
+
+    def spin():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            for _ in range(1000):  # pure Python work: needs the GIL
+                pass
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        with bt.Dendrite(alice) as d:
+            before = ticks
+            r = d.query(bt_axon, Hang(), timeout=1.5)
+            during = ticks - before
+    finally:
+        stop.set()
+        t.join()
+    assert r.dendrite.status_code == 408
+    assert during > 10, f"the Python thread ran {during} loops during a 1.5 s query"
+
+
+def test_cancelling_forward_cancels_the_call(bt_axon, alice):
+    Hang = bt.SynapseType("Hang", {})
+
+    async def main(d):
+        task = asyncio.ensure_future(d.forward([bt_axon], Hang(), timeout=60))
+        await asyncio.sleep(0.3)
+        assert d.stats()["in_flight"] == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with bt.Dendrite(alice) as d:
+        asyncio.run(main(d))
+        # The C++ call ended long before its 60 s deadline.
+        assert wait_until(lambda: d.stats()["in_flight"] == 0, 10)
+        assert d.stats()["calls"] >= 1
+
+
+def test_server_error_and_unreachable(bt_axon, alice):
+    Throw = bt.SynapseType("Throw", {})
+    Dummy = bt.SynapseType("Dummy", {"dummy_input": int, "dummy_output": int})
+    with bt.Dendrite(alice) as d:
+        r = d.query(bt_axon, Throw(), timeout=10)
+        assert r.dendrite.status_code == 500
+        assert r.dendrite.status_message.startswith("Internal Server Error #")
+        down = bt.AxonInfo(ip="127.0.0.1", port=1, hotkey=bt_axon.hotkey)
+        r = d.query(down, Dummy(dummy_input=1), timeout=5)
+        assert r.dendrite.status_code == 503 and r.is_failure
+        wrong_key = bt.AxonInfo(ip=bt_axon.ip, port=bt_axon.port,
+                                hotkey=bt.Keypair.from_uri("//Charlie").ss58_address)
+        r = d.query(wrong_key, Dummy(dummy_input=1), timeout=5)
+        assert r.dendrite.status_code == 401
+
+
+def test_duck_typed_axons(bt_axon, alice, Dummy):
+    ns = types.SimpleNamespace(ip=bt_axon.ip, port=bt_axon.port, hotkey=bt_axon.hotkey)
+    with bt.Dendrite(alice) as d:
+        assert d.query([ns], Dummy(dummy_input=2), timeout=10)[0].dummy_output == 4
+
+
+def test_bad_inputs(bt_axon, alice, Dummy):
+    with bt.Dendrite(alice) as d:
+        with pytest.raises(TypeError):
+            d.query(bt_axon, {"dummy_input": 1})
+        with pytest.raises(TypeError):
+            d.query([bt_axon, "not an axon"], Dummy(dummy_input=1))
+        with pytest.raises(TypeError):
+            d.query([types.SimpleNamespace(ip=1, port="x", hotkey=None)], Dummy(dummy_input=1))
+        with pytest.raises(ValueError):
+            d.query(bt_axon, Dummy(dummy_input=1), timeout=-1)
+        with pytest.raises(ValueError):
+            d.query(bt_axon, Dummy(dummy_input=1), timeout=float("nan"))
+        with pytest.raises(RuntimeError, match="no running event loop"):
+            d.forward(bt_axon, Dummy(dummy_input=1))
+        with pytest.raises(ValueError):
+            bt.AxonInfo(ip="127.0.0.1", port=70000, hotkey="x")
+        bad_ip = bt.AxonInfo(ip="not-an-ip", port=1, hotkey=bt_axon.hotkey)
+        r = d.query(bad_ip, Dummy(dummy_input=1), timeout=5)
+        assert r.dendrite.status_code == 422
+    with pytest.raises(bt.Error, match="no secret"):
+        bt.Dendrite(bt.Keypair.from_ss58(alice.ss58_address))
+    with pytest.raises(TypeError):
+        bt.Dendrite("//Alice")
+    closed = bt.Dendrite(alice)
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        closed.query(bt_axon, Dummy(dummy_input=1))
