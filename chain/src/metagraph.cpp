@@ -5,7 +5,9 @@
 #include <bt/ss58.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <system_error>
+#include <unordered_map>
 
 namespace bt {
 
@@ -17,6 +19,15 @@ const metagraph_neuron* metagraph::find_hotkey(std::string_view ss58) const noex
 }
 
 namespace {
+
+// Account ids are public keys: their first 8 bytes are as good a hash as any.
+struct account_hash {
+  std::size_t operator()(const account_id32& a) const noexcept {
+    std::uint64_t h = 0;
+    std::memcpy(&h, a.data(), sizeof h);
+    return static_cast<std::size_t>(h);
+  }
+};
 
 bool invalid(bt::error& err, std::string what, std::string detail) {
   err = bt::error{chain_errc::invalid_value, std::move(what), std::move(detail)};
@@ -73,17 +84,21 @@ std::optional<metagraph> make_metagraph(std::uint16_t netuid, std::uint64_t bloc
   m.stake = state ? stake_source::subnet_state : stake_source::neuron_stake_entries;
   m.neurons.reserve(neurons.size());
   std::vector<bool> seen;
+  // A subnet's coldkeys repeat (one operator runs many neurons: 75 distinct among the 1,024 of
+  // the recorded subnet 1), and an SS58 encoding (BLAKE2b + base58) is most of this function's
+  // time, so each distinct coldkey is encoded once.
+  std::unordered_map<account_id32, std::string, account_hash> coldkey_text;
   for (std::size_t i = 0; i < neurons.size(); ++i) {
     const auto& n = neurons[i];
-    const std::string where = "NeuronInfoLite[" + std::to_string(i) + "]";
+    const auto where = [i] { return "NeuronInfoLite[" + std::to_string(i) + "]"; };
     if (n.netuid != netuid) {
-      invalid(err, where + ".netuid",
+      invalid(err, where() + ".netuid",
               "is " + std::to_string(n.netuid) + ", expected " + std::to_string(netuid));
       return std::nullopt;
     }
     if (n.uid >= seen.size()) seen.resize(std::size_t{n.uid} + 1, false);
     if (seen[n.uid]) {
-      invalid(err, where + ".uid", "uid " + std::to_string(n.uid) + " appears twice");
+      invalid(err, where() + ".uid", "uid " + std::to_string(n.uid) + " appears twice");
       return std::nullopt;
     }
     seen[n.uid] = true;
@@ -93,12 +108,14 @@ std::optional<metagraph> make_metagraph(std::uint16_t netuid, std::uint64_t bloc
     out.hotkey_id = n.hotkey;
     out.coldkey_id = n.coldkey;
     out.hotkey = ss58::encode(n.hotkey, ss58::default_format);
-    out.coldkey = ss58::encode(n.coldkey, ss58::default_format);
+    auto [it, fresh] = coldkey_text.try_emplace(n.coldkey);
+    if (fresh) it->second = ss58::encode(n.coldkey, ss58::default_format);
+    out.coldkey = it->second;
     out.active = n.active;
     out.validator_permit = n.validator_permit;
     if (state) {
       if (n.uid >= state->hotkeys.size()) {
-        invalid(err, where + ".uid",
+        invalid(err, where() + ".uid",
                 "uid " + std::to_string(n.uid) + " is outside SubnetState's " +
                     std::to_string(state->hotkeys.size()) + " neurons");
         return std::nullopt;

@@ -89,7 +89,7 @@ uint128_t scale_reader::compact_u128(std::string_view field) {
   }
 }
 
-std::uint64_t scale_reader::compact(std::string_view field) {
+std::uint64_t scale_reader::compact_wide(std::string_view field) {
   const std::size_t at = pos_;
   const uint128_t v = compact_u128(field);
   if (v > std::numeric_limits<std::uint64_t>::max()) {

@@ -46,8 +46,11 @@ class scale_reader {
   bool boolean(std::string_view field);
 
   /// Compact<u64> (all four modes). Non-canonical encodings and values above u64 are
-  /// invalid_compact.
-  std::uint64_t compact(std::string_view field);
+  /// invalid_compact. The single-byte mode (0..63, most values in a metagraph) is inline.
+  std::uint64_t compact(std::string_view field) {
+    if (pos_ < bytes_.size() && (bytes_[pos_] & 3U) == 0) return bytes_[pos_++] >> 2;
+    return compact_wide(field);
+  }
   /// Compact<u128>, for balances that may exceed u64; same strictness.
   uint128_t compact_u128(std::string_view field);
   /// Compact<u16> / Compact<u32>: compact() plus a range check (invalid_compact above the type).
@@ -97,6 +100,7 @@ class scale_reader {
     pos_ += n;
     return v;
   }
+  std::uint64_t compact_wide(std::string_view field);
   [[noreturn]] void fail_truncated(std::size_t n, std::string_view field) const;
   [[noreturn]] void fail_at(chain_errc code, std::string_view field, std::string problem,
                             std::size_t offset) const;
