@@ -1,0 +1,44 @@
+"""examples/python: miner.py and validator.py against each other and against bt-axon."""
+import os
+import pathlib
+import select
+import signal
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+
+
+def run_validator(axon_json, *extra):
+    return subprocess.run([sys.executable, str(EXAMPLES / "validator.py"), "--uri", "//Alice",
+                           "--axon-json", axon_json, "--input", "21", "--timeout", "10", *extra],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("miner_args", [[], ["--async"]])
+def test_validator_against_python_miner(miner_args):
+    miner = subprocess.Popen([sys.executable, str(EXAMPLES / "miner.py"), "--uri", "//Bob",
+                              "--port", "0", *miner_args],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([miner.stdout], [], [], 30)
+        assert ready, "miner.py printed no AxonInfo line within 30 s"
+        line = miner.stdout.readline()
+        for extra in ([], ["--async"]):
+            v = run_validator(line, *extra)
+            assert v.returncode == 0, v.stdout + v.stderr
+            assert "status=200" in v.stdout and "dummy_output=42" in v.stdout
+    finally:
+        miner.send_signal(signal.SIGTERM)
+        _, err = miner.communicate(timeout=30)
+    assert miner.returncode == 0, err
+
+
+def test_validator_against_bt_axon(bt_axon):
+    import json
+    v = run_validator(json.dumps({"ip": bt_axon.ip, "port": bt_axon.port,
+                                  "hotkey": bt_axon.hotkey}))
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert "dummy_output=42" in v.stdout
