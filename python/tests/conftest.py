@@ -36,8 +36,12 @@ def bt_axon():
     exe = os.environ.get("BT_AXON_EXE")
     if not exe:
         pytest.fail("BT_AXON_EXE is not set (ctest sets it to the build's bt-axon)")
+    # In an ASan tree, LD_PRELOAD carries the shared sanitizer runtime for python3; bt-axon has
+    # the runtime linked in and refuses a second one.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     proc = subprocess.Popen([exe, "--uri", "//Bob", "--axon.ip", "127.0.0.1", "--axon.port", "0",
-                             "--test-routes"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                             "--test-routes"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env)
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         assert ready, "bt-axon printed no AxonInfo line within 30 s"
