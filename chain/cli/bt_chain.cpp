@@ -1,0 +1,25 @@
+// bt-chain: read from and write to subtensor, the Bittensor chain. Each subcommand lives in its
+// own <name>_command.{hpp,cpp} exposing add_<name>_command(app, cfg) and run_<name>(cfg, ...);
+// adding one is a registration line and a dispatch line below.
+#include "metagraph_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"bt-chain: read a subnet's metagraph from subtensor"};
+  app.require_subcommand(1);
+
+  bt::cli::metagraph_config metagraph_cfg;
+  auto* metagraph = bt::cli::add_metagraph_command(app, metagraph_cfg);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; any usage error is 2
+  }
+
+  if (metagraph->parsed()) return bt::cli::run_metagraph(metagraph_cfg, std::cout, std::cerr);
+  return 2;
+}

@@ -1,0 +1,43 @@
+// The subtensor endpoint flags every bt-chain subcommand takes (endpoint.hpp has the rule):
+// --subtensor.network, --subtensor.chain_endpoint, BT_SUBTENSOR_CHAIN_ENDPOINT, and --timeout.
+#pragma once
+
+#include <bt/chain/endpoint.hpp>
+#include <bt/chain/rpc_client.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace bt::cli {
+
+struct endpoint_config {
+  std::string network;         ///< --subtensor.network finney|test|local|URL
+  std::string chain_endpoint;  ///< --subtensor.chain_endpoint URL (wins)
+  double timeout = 30.0;       ///< --timeout: seconds per JSON-RPC request
+};
+
+inline void add_endpoint_flags(CLI::App* cmd, endpoint_config& cfg) {
+  cmd->add_option("--subtensor.network", cfg.network,
+                  "finney, test or local (default: BT_SUBTENSOR_CHAIN_ENDPOINT, else finney)");
+  cmd->add_option("--subtensor.chain_endpoint", cfg.chain_endpoint,
+                  "ws:// or wss:// URL of a subtensor node (wins over --subtensor.network)");
+  cmd->add_option("--timeout", cfg.timeout, "Seconds per JSON-RPC request (default 30)")
+      ->check(CLI::PositiveNumber);
+}
+
+/// The endpoint the flags name, or nullopt and `err`.
+inline std::optional<endpoint> resolve(const endpoint_config& cfg, bt::error& err) {
+  return resolve_endpoint_from_env(cfg.chain_endpoint, cfg.network, &err);
+}
+
+inline rpc_client_options client_options(const endpoint_config& cfg) {
+  rpc_client_options o;
+  o.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.timeout * 1000.0));
+  o.connect_timeout = std::min(o.connect_timeout, o.request_timeout);
+  return o;
+}
+
+}  // namespace bt::cli
