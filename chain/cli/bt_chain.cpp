@@ -2,6 +2,7 @@
 // own <name>_command.{hpp,cpp} exposing add_<name>_command(app, cfg) and run_<name>(cfg, ...);
 // adding one is a registration line and a dispatch line below.
 #include "metagraph_command.hpp"
+#include "serve_axon_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,8 @@ int main(int argc, char** argv) {
 
   bt::cli::metagraph_config metagraph_cfg;
   auto* metagraph = bt::cli::add_metagraph_command(app, metagraph_cfg);
+  bt::cli::serve_axon_config serve_axon_cfg;
+  auto* serve_axon = bt::cli::add_serve_axon_command(app, serve_axon_cfg);
 
   try {
     app.parse(argc, argv);
@@ -21,5 +24,6 @@ int main(int argc, char** argv) {
   }
 
   if (metagraph->parsed()) return bt::cli::run_metagraph(metagraph_cfg, std::cout, std::cerr);
+  if (serve_axon->parsed()) return bt::cli::run_serve_axon(serve_axon_cfg, std::cout, std::cerr);
   return 2;
 }
