@@ -161,32 +161,46 @@ metagraph make_metagraph(std::uint16_t netuid, std::uint64_t block, std::string 
 }
 
 json to_json(const metagraph& m) {
+  // Built member by member into the ordered objects' storage (keys are distinct by
+  // construction): nlohmann's initializer lists deep-copy every value, which made this several
+  // times slower for a 1,024-neuron metagraph.
   json neurons = json::array();
+  auto& list = neurons.get_ref<json::array_t&>();
+  list.reserve(m.neurons.size());
   for (const auto& n : m.neurons) {
-    neurons.push_back({
-        {"uid", n.uid},
-        {"hotkey", n.hotkey},
-        {"coldkey", n.coldkey},
-        {"active", n.active},
-        {"validator_permit", n.validator_permit},
-        {"stake_rao", n.stake_rao},
-        {"alpha_stake_rao", n.alpha_stake_rao},
-        {"tao_stake_rao", n.tao_stake_rao},
-        {"axon",
-         {{"ip", n.axon.ip},
-          {"port", n.axon.port},
-          {"ip_type", n.axon.ip_type},
-          {"protocol", n.axon.protocol},
-          {"version", n.axon.version},
-          {"serving", n.axon.serving}}},
-    });
+    json axon = json::object();
+    auto& a = axon.get_ref<json::object_t&>();
+    a.reserve(6);
+    a.emplace_back("ip", n.axon.ip);
+    a.emplace_back("port", n.axon.port);
+    a.emplace_back("ip_type", n.axon.ip_type);
+    a.emplace_back("protocol", n.axon.protocol);
+    a.emplace_back("version", n.axon.version);
+    a.emplace_back("serving", n.axon.serving);
+    json neuron = json::object();
+    auto& o = neuron.get_ref<json::object_t&>();
+    o.reserve(9);
+    o.emplace_back("uid", n.uid);
+    o.emplace_back("hotkey", n.hotkey);
+    o.emplace_back("coldkey", n.coldkey);
+    o.emplace_back("active", n.active);
+    o.emplace_back("validator_permit", n.validator_permit);
+    o.emplace_back("stake_rao", n.stake_rao);
+    o.emplace_back("alpha_stake_rao", n.alpha_stake_rao);
+    o.emplace_back("tao_stake_rao", n.tao_stake_rao);
+    o.emplace_back("axon", std::move(axon));
+    list.push_back(std::move(neuron));
   }
-  json out = {{"netuid", m.netuid},
-              {"block", m.block},
-              {"block_hash", m.block_hash},
-              {"n", m.neurons.size()},
-              {"neurons", std::move(neurons)}};
-  if (m.stake == stake_source::neuron_stake_entries) out["stake_source"] = "neuron_stake_entries";
+  json out = json::object();
+  auto& o = out.get_ref<json::object_t&>();
+  o.emplace_back("netuid", m.netuid);
+  o.emplace_back("block", m.block);
+  o.emplace_back("block_hash", m.block_hash);
+  o.emplace_back("n", m.neurons.size());
+  o.emplace_back("neurons", std::move(neurons));
+  if (m.stake == stake_source::neuron_stake_entries) {
+    o.emplace_back("stake_source", "neuron_stake_entries");
+  }
   return out;
 }
 
