@@ -87,6 +87,42 @@ void sync_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s) {
   apply_result(*r, s, *obj, pyobj, ret);
 }
 
+/// The `send` a streaming forward receives: valid during the forward call only.
+struct py_stream_writer {
+  bt::stream_writer* w = nullptr;
+
+  bool send(py::handle data) {
+    if (!w) return false;
+    std::string bytes;
+    if (py::isinstance<py::str>(data))
+      bytes = data.cast<std::string>();
+    else if (py::isinstance<py::bytes>(data))
+      bytes = std::string(data.cast<py::bytes>());
+    else
+      throw py::type_error("send() takes bytes or str, not " +
+                           py::str(data.get_type().attr("__name__")).cast<std::string>());
+    py::gil_scoped_release r;
+    return w->send_blocking(bytes);
+  }
+};
+
+void stream_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s, bt::stream_writer& w) {
+  if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
+  py::gil_scoped_acquire g;
+  auto writer = std::make_shared<py_stream_writer>();
+  writer->w = &w;
+  struct invalidate {
+    py_stream_writer& p;
+    ~invalidate() { p.w = nullptr; }  // a send kept past the call returns False
+  } guard{*writer};
+  py::object pyobj = py::cast(wrap_synapse(r->type, s));
+  try {
+    r->forward.obj(pyobj, py::cast(writer));
+  } catch (py::error_already_set& e) {
+    internal_error(e, *r, "streaming forward");
+  }
+}
+
 /// Wakes the awaiting coroutine when the Python future is done. The timer is touched only on the
 /// coroutine's strand (the done-callback posts there).
 struct async_wait {
@@ -214,7 +250,7 @@ class py_axon {
   ~py_axon() { stop(); }
 
   void attach(std::shared_ptr<synapse_type> type, py::object forward, py::object blacklist,
-              py::object priority) {
+              py::object priority, bool streaming) {
     if (!ax_) throw py::value_error("Axon is stopped");
     if (!PyCallable_Check(forward.ptr())) throw py::type_error("forward must be callable");
     for (auto* f : {&blacklist, &priority})
@@ -231,6 +267,10 @@ class py_axon {
     r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
     r->priority.obj = priority.is_none() ? py::object() : priority;
     const bool is_async = iscoro(forward).cast<bool>();
+    if (streaming && is_async)
+      throw py::type_error(
+          "a streaming forward is a plain function forward(s, send) (it runs "
+          "on the worker pool; send() blocks until the chunk is written)");
     if (is_async) r->loop.obj = ensure_loop();
 
     bt::route_options policy;
@@ -269,7 +309,14 @@ class py_axon {
         return 0.0;
       };
     }
-    if (is_async) {
+    if (streaming) {
+      ax_->attach(
+          type->descriptor,
+          [r](bt::dynamic_synapse& s, bt::stream_writer& w, const bt::request_context&) {
+            stream_forward(r, s, w);
+          },
+          std::move(policy));
+    } else if (is_async) {
       ax_->attach(
           type->descriptor,
           [r](bt::dynamic_synapse& s, const bt::request_context&) { return async_forward(r, s); },
@@ -341,6 +388,13 @@ class py_axon {
 }  // namespace
 
 void init_axon(py::module_& m) {
+  py::class_<py_stream_writer, std::shared_ptr<py_stream_writer>>(
+      m, "StreamWriter", "The send of a streaming forward(s, send), valid during the call.")
+      .def("__call__", &py_stream_writer::send, py::arg("data"),
+           "Sends data (bytes, or str as UTF-8) as one chunk once written to the socket; False "
+           "once the stream is over (client gone, deadline, shutdown): then return.")
+      .def_property_readonly("open",
+                             [](const py_stream_writer& p) { return p.w && p.w->is_open(); });
   py::class_<py_axon>(m, "Axon",
                       "The miner's server: the C++ axon with Python handlers. Options are "
                       "bt::axon_options' names as keywords, durations in seconds.")
@@ -352,9 +406,11 @@ void init_axon(py::module_& m) {
            py::arg("loop") = py::none())
       .def("attach", &py_axon::attach, py::arg("synapse_type"), py::arg("forward"),
            py::arg("blacklist") = py::none(), py::arg("priority") = py::none(),
+           py::arg("streaming") = false,
            "Serves synapse_type at /<name>. forward(s) fills s's outputs (plain def: worker "
            "pool; async def: the asyncio loop). blacklist(s) -> bool or (bool, reason); "
-           "priority(s) -> float; both see the header fields and the verified s.dendrite.hotkey.")
+           "priority(s) -> float; both see the header fields and the verified s.dendrite.hotkey. "
+           "streaming=True: forward(s, send) sends the answer chunk by chunk with send(bytes).")
       .def("start", &py_axon::start)
       .def("stop", &py_axon::stop, "Drains in-flight requests, then stops; idempotent.")
       .def("info", [](py_axon& a) { return a.get().info(); })

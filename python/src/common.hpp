@@ -73,6 +73,7 @@ struct synapse_type {
   std::shared_ptr<const bt::synapse_descriptor> descriptor;
   std::vector<field_info> fields;  ///< in descriptor order
   std::vector<std::string> hash_fields;
+  std::vector<bt::json> defaults;  ///< per field: a new instance's value (null: None)
 
   const std::string& name() const { return descriptor->name(); }
   /// Empty when every value of `s` fits its declared type (None only for optional fields or

@@ -13,6 +13,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
 
+#include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
 #include <cmath>
@@ -167,13 +168,96 @@ class py_dendrite {
     return fut;
   }
 
+  /// The streaming call: an async generator yielding the body's bytes as they arrive (split
+  /// anywhere), then the final synapse (bittensor's call_stream shape). Each chunk is handed to
+  /// the loop with call_soon_threadsafe from the dendrite's I/O thread (GIL taken for that only);
+  /// closing the generator before the end (break, cancellation) cancels the C++ call.
+  py::object call_stream(py::handle axon, const py_synapse& syn, double timeout) {
+    bt::axon_info target = axon_from_py(axon);
+    check_timeout(timeout);
+    auto& d = get();
+    py::module_ asyncio = py::module_::import("asyncio");
+    py::object loop = asyncio.attr("get_running_loop")();
+    py::object queue = asyncio.attr("Queue")();
+    py::module_ self = py::module_::import("bittensor_cpp");
+
+    struct stream_state {
+      net::cancellation_signal cancel;
+      gil_object loop, queue, end;
+      std::shared_ptr<const synapse_type> type;
+      /// Hands `item` to the queue on the loop's thread; false when the loop is closed.
+      void put(py::object item) {
+        if (!loop.obj || loop.obj.attr("is_closed")().cast<bool>()) return;
+        try {
+          loop.obj.attr("call_soon_threadsafe")(queue.obj.attr("put_nowait"), item);
+        } catch (py::error_already_set& e) {
+          e.discard_as_unraisable("bittensor_cpp.Dendrite.call_stream");
+        }
+      }
+    };
+    auto st = std::make_shared<stream_state>();
+    st->loop.obj = loop;
+    st->queue.obj = queue;
+    st->end.obj = self.attr("_stream_end");
+    st->type = syn.type;
+
+    auto on_item = [st](std::string_view bytes) {
+      py::gil_scoped_acquire g;
+      st->put(py::bytes(bytes.data(), bytes.size()));
+    };
+    auto handler = [st](bt::dynamic_synapse r) {
+      py::gil_scoped_acquire g;
+      st->put(py::make_tuple(st->end.obj, py::cast(wrap_synapse(st->type, std::move(r)))));
+      st->loop.obj = py::object();
+      st->queue.obj = py::object();
+      st->end.obj = py::object();
+    };
+    net::any_io_executor ex = d.get_executor();
+    std::weak_ptr<stream_state> weak = st;
+    py::cpp_function cancel([weak, ex] {
+      auto s = weak.lock();
+      if (!s) return;
+      net::post(ex, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+    });
+    bt::dynamic_synapse copy = syn.s;
+    {
+      py::gil_scoped_release r;
+      d.async_call_stream(std::move(target), std::move(copy), timeout, std::move(on_item),
+                          net::bind_cancellation_slot(st->cancel.slot(), std::move(handler)));
+    }
+    return self.attr("_stream_iter")(queue, cancel, st->end.obj);
+  }
+
  private:
   std::unique_ptr<bt::dendrite> d_;
 };
 
+/// The async generator behind Dendrite.call_stream (Python: it is one).
+constexpr const char* stream_iter_source = R"(
+class _StreamEnd:
+    """Marks the last queue item: (_stream_end, final synapse)."""
+
+_stream_end = _StreamEnd()
+
+async def _stream_iter(queue, cancel, end):
+    done = False
+    try:
+        while True:
+            item = await queue.get()
+            if type(item) is tuple and len(item) == 2 and item[0] is end:
+                done = True
+                yield item[1]
+                return
+            yield item
+    finally:
+        if not done:
+            cancel()
+)";
+
 }  // namespace
 
 void init_dendrite(py::module_& m) {
+  py::exec(stream_iter_source, m.attr("__dict__"));
   py::class_<bt::axon_info>(m, "AxonInfo", "How a miner's axon is addressed (ip, port, hotkey).")
       .def(py::init([](std::string ip, std::int64_t port, std::string hotkey, std::string coldkey,
                        std::int64_t version, int ip_type) {
@@ -227,6 +311,11 @@ void init_dendrite(py::module_& m) {
            py::arg("timeout") = 12.0,
            "Awaitable (asyncio future of the running loop) with query()'s result. Cancelling it "
            "cancels the C++ calls.")
+      .def("call_stream", &py_dendrite::call_stream, py::arg("axon"), py::arg("synapse"),
+           py::arg("timeout") = 12.0,
+           "Async generator: the streamed body's bytes as they arrive, then the final synapse "
+           "(status 200, 408 if the deadline cut the stream, ...). Closing it early cancels the "
+           "call.")
       .def_property_readonly("uuid", [](py_dendrite& d) { return d.get().uuid(); })
       .def_property_readonly("hotkey",
                              [](py_dendrite& d) { return d.get().hotkey().ss58_address(); })

@@ -298,6 +298,7 @@ std::string synapse_type::check_values(const bt::dynamic_synapse& s) const {
 std::shared_ptr<py_synapse> make_synapse(std::shared_ptr<const synapse_type> t) {
   auto p = std::make_shared<py_synapse>();
   p->s = bt::dynamic_synapse(t->descriptor);
+  p->s.values = t->defaults;
   p->type = std::move(t);
   return p;
 }
@@ -360,7 +361,8 @@ void set_field(py_synapse& p, const field_info& f, std::size_t index, py::handle
 /// Builds a SynapseType from (name, {field: type}, required, hash_fields).
 std::shared_ptr<synapse_type> build_type(const std::string& name, const py::dict& fields,
                                          const std::vector<std::string>& required,
-                                         const std::vector<std::string>& hash_fields) {
+                                         const std::vector<std::string>& hash_fields,
+                                         const py::dict& defaults) {
   auto t = std::make_shared<synapse_type>();
   std::vector<bt::dynamic_field_spec> specs;
   std::set<std::string> seen;
@@ -385,13 +387,22 @@ std::shared_ptr<synapse_type> build_type(const std::string& name, const py::dict
   t->descriptor = bt::make_dynamic_descriptor(name, specs, hash_fields, err);
   if (!t->descriptor) raise_bt_error(err.message());
   t->hash_fields = hash_fields;
+  t->defaults.assign(t->fields.size(), bt::json());
+  for (auto kv : defaults) {
+    const std::string key = py::str(kv.first).cast<std::string>();
+    const auto* f = t->descriptor->find(key);
+    if (!f) throw py::value_error("default for '" + key + "', which is not a field");
+    if (t->fields[f->index].required)
+      throw py::value_error("default for '" + key + "', which is required");
+    t->defaults[f->index] = to_json_checked(*t->fields[f->index].type, kv.second, true, key);
+  }
   return t;
 }
 
 std::shared_ptr<synapse_type> type_from_pydantic(py::handle model) {
   py::module_ typing = py::module_::import("typing");
   py::dict hints = typing.attr("get_type_hints")(model);
-  py::dict fields;
+  py::dict fields, defaults;
   std::vector<std::string> required;
   const bool v2 = py::hasattr(model, "model_fields");
   py::dict model_fields = v2 ? model.attr("model_fields") : model.attr("__fields__");
@@ -403,7 +414,14 @@ std::shared_ptr<synapse_type> type_from_pydantic(py::handle model) {
     fields[kv.first] = ann;
     const bool req =
         v2 ? kv.second.attr("is_required")().cast<bool>() : kv.second.attr("required").cast<bool>();
-    if (req) required.push_back(name);
+    if (req) {
+      required.push_back(name);
+    } else {
+      // v1 ModelField.get_default(), v2 FieldInfo.get_default(call_default_factory=True)
+      defaults[kv.first] =
+          v2 ? kv.second.attr("get_default")(py::arg("call_default_factory") = true)
+             : kv.second.attr("get_default")();
+    }
   }
   std::vector<std::string> hash_fields;
   if (py::hasattr(model, "required_hash_fields")) {
@@ -415,7 +433,8 @@ std::shared_ptr<synapse_type> type_from_pydantic(py::handle model) {
     if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()))
       for (auto x : h) hash_fields.push_back(x.cast<std::string>());
   }
-  return build_type(model.attr("__name__").cast<std::string>(), fields, required, hash_fields);
+  return build_type(model.attr("__name__").cast<std::string>(), fields, required, hash_fields,
+                    defaults);
 }
 
 py::dict synapse_dict(const py_synapse& p) {
@@ -463,11 +482,11 @@ void init_synapse(py::module_& m) {
       "with keywords makes an instance.");
   st.def(py::init([](const std::string& name, const py::dict& fields,
                      const std::vector<std::string>& required,
-                     const std::vector<std::string>& hash_fields) {
-           return build_type(name, fields, required, hash_fields);
+                     const std::vector<std::string>& hash_fields, const py::dict& defaults) {
+           return build_type(name, fields, required, hash_fields, defaults);
          }),
          py::arg("name"), py::arg("fields"), py::arg("required") = std::vector<std::string>{},
-         py::arg("hash_fields") = std::vector<std::string>{})
+         py::arg("hash_fields") = std::vector<std::string>{}, py::arg("defaults") = py::dict())
       .def_static("from_pydantic", &type_from_pydantic, py::arg("model"),
                   "The SynapseType of a pydantic model class (v1 or v2; the base fields of a "
                   "bittensor.Synapse subclass are skipped).")
@@ -478,6 +497,14 @@ void init_synapse(py::module_& m) {
                                for (const auto& f : t.fields)
                                  if (f.required) r.push_back(f.name);
                                return r;
+                             })
+      .def_property_readonly("defaults",
+                             [](const synapse_type& t) {
+                               py::dict d;
+                               for (std::size_t i = 0; i < t.fields.size(); ++i)
+                                 if (!t.defaults[i].is_null())
+                                   d[py::str(t.fields[i].name)] = from_json(t.defaults[i]);
+                               return d;
                              })
       .def_property_readonly("hash_fields", [](const synapse_type& t) { return t.hash_fields; })
       .def_property_readonly("fields",

@@ -116,8 +116,25 @@ def test_from_pydantic():
     T = bt.SynapseType.from_pydantic(Echo)
     assert T.name == "Echo"
     assert T.required == ["text"]
+    assert T.defaults == {"scores": []}
+    assert T(text="x").scores == []
     assert T.fields == {"text": "str", "reply": "Optional[str]", "scores": "List[float]"}
     e = T(text="hi")
     assert e.text == "hi" and e.reply is None
     with pytest.raises(TypeError):
         T(text=1)
+
+
+def test_defaults():
+    T = bt.SynapseType("T", {"a": int, "b": typing.List[str], "c": typing.Optional[int]},
+                       required=["a"], defaults={"b": ["x"], "c": 3})
+    t = T(a=1)
+    assert t.b == ["x"] and t.c == 3 and T.defaults == {"b": ["x"], "c": 3}
+    t.b.append("mutating the returned list does not change the object")
+    assert t.b == ["x"]
+    with pytest.raises(TypeError):
+        bt.SynapseType("T", {"b": typing.List[str]}, defaults={"b": [1]})
+    with pytest.raises(ValueError, match="not a field"):
+        bt.SynapseType("T", {"b": int}, defaults={"z": 1})
+    with pytest.raises(ValueError, match="required"):
+        bt.SynapseType("T", {"b": int}, required=["b"], defaults={"b": 1})
