@@ -13,6 +13,8 @@
 
 #include "recorded_session.hpp"
 
+#include <algorithm>
+#include <random>
 #include <set>
 #include <system_error>
 
@@ -344,4 +346,42 @@ TEST_CASE("metagraph: answers that do not describe one subnet are refused", "[me
   CHECK_FALSE(bt::make_metagraph(1, 1, "0x", beyond, state, err));
   CHECK(err.what == "NeuronInfoLite[0].uid");
   CHECK_THROWS_AS(bt::make_metagraph(1, 1, "0x", beyond, state), std::system_error);
+}
+
+// Damage anywhere in the answers: the decoders either decode (a changed byte inside a value can
+// still be valid) or throw chain_decode_error; never anything else, never a read out of bounds
+// (the sanitizer builds run this too).
+TEST_CASE("metagraph: random damage gives a decode error or a value, nothing else", "[metagraph]") {
+  std::mt19937 rng(6852690);
+  for (const bytes* original : {&neurons_bytes(), &state_bytes()}) {
+    const bool is_neurons = original == &neurons_bytes();
+    std::size_t refused = 0;
+    for (int round = 0; round < 300; ++round) {
+      bytes b = *original;
+      switch (round % 3) {
+        case 0:  // cut anywhere
+          b.resize(rng() % b.size());
+          break;
+        case 1:  // one byte changed anywhere
+          b[rng() % b.size()] ^= static_cast<std::uint8_t>(1U + rng() % 255U);
+          break;
+        default:  // a few bytes changed near the start, where the lengths are
+          for (int k = 0; k < 3; ++k)
+            b[rng() % std::min<std::size_t>(b.size(), 4096)] = rng() & 0xff;
+          break;
+      }
+      try {
+        if (is_neurons) {
+          (void)bt::decode_neurons_lite(b);
+        } else {
+          (void)bt::decode_subnet_state(b);
+        }
+      } catch (const bt::chain_decode_error& e) {
+        ++refused;
+        CHECK(e.offset() <= b.size());
+        CHECK_FALSE(e.error().what.empty());
+      }
+    }
+    CHECK(refused >= 100);  // every cut is refused, at least
+  }
 }
