@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "name_index.hpp"
+
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -115,4 +117,30 @@ TEST_CASE("helpers: base64 is strict standard padded base64, appended to the out
   }
   std::string o;
   CHECK_FALSE(bt::detail::base64_decode(std::string("TW\0u", 4), o));
+}
+
+TEST_CASE("helpers: name_index finds each name by length and first letter, and nothing else") {
+  static constexpr std::array<std::string_view, 5> names{"port", "uuid", "ip", "status_code",
+                                                         "status_message"};
+  static constexpr bt::detail::name_index index{names};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(index.find(names[i]) == static_cast<int>(i));
+    CHECK(index.find_icase(names[i]) == static_cast<int>(i));
+  }
+  static_assert(index.find("uuid") == 1);  // usable in constant expressions
+  // Same length and first letter as a name, but another name: the one comparison refuses it.
+  CHECK(index.find("pork") == -1);
+  CHECK(index.find("uuie") == -1);
+  CHECK(index.find("status_codf") == -1);
+  // Case: exact for JSON keys, ASCII case-insensitive for header names.
+  CHECK(index.find("Port") == -1);
+  CHECK(index.find_icase("Port") == 0);
+  CHECK(index.find_icase("STATUS_MESSAGE") == 4);
+  // Outside every bucket: empty, too long, a length no name has, a first byte no name has.
+  CHECK(index.find("") == -1);
+  CHECK(index.find(std::string(200, 'p')) == -1);
+  CHECK(index.find("ipv") == -1);
+  CHECK(index.find("\xffort") == -1);
+  CHECK(index.find_icase("0ort") == -1);
 }

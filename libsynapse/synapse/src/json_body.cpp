@@ -7,6 +7,7 @@
 
 #include "codec_detail.hpp"
 #include "json_scanner.hpp"
+#include "name_index.hpp"
 
 #include <array>
 #include <cmath>
@@ -320,20 +321,19 @@ error read_value(json& v, std::string& out, const where_t& where) {
   return {};
 }
 
-constexpr auto terminal_keys = detail::member_names(terminal_info_members);
+constexpr detail::name_index terminal_keys{detail::member_names(terminal_info_members)};
 
 int terminal_key_index(std::string_view key) noexcept {
-  return detail::index_of(terminal_keys, key);
+  return terminal_keys.find(key);
 }
 
-/// Assigns TerminalInfo field `index` (< terminal_keys.size()) from `v`; `where` is its block
-/// ("body.dendrite").
+/// Assigns TerminalInfo field `index` (a position in terminal_info_members) from `v`; `where` is
+/// its block ("body.dendrite").
 error read_terminal_field(int index, json& v, terminal_info& t, const where_t& where) {
-  error err;
-  detail::visit_member(terminal_info_members, static_cast<std::size_t>(index), [&](const auto& m) {
-    err = read_value(v, t.*m.ptr, {where.prefix, where.mid, m.name});
-  });
-  return err;
+  return detail::visit_member(terminal_info_members, static_cast<std::size_t>(index),
+                              [&](const auto& m) {
+                                return read_value(v, t.*m.ptr, {where.prefix, where.mid, m.name});
+                              });
 }
 
 /// Reads a body in one pass (no DOM of the whole document): base fields and TerminalInfo
@@ -411,22 +411,21 @@ class body_reader {
   }
 
   /// "name", then the base members: index 0 is "name", index i > 0 is member i - 1.
-  static constexpr auto member_keys = detail::member_names(synapse_members);
-  static int base_key_index(std::string_view key) noexcept {
-    if (key == synapse_name_key) return 0;
-    const int i = detail::index_of(member_keys, key);
-    return i < 0 ? -1 : i + 1;
-  }
+  static constexpr detail::name_index base_keys{std::apply(
+      [](auto... names) {
+        return std::array{synapse_name_key, names...};
+      },
+      detail::member_names(synapse_members))};
+  static int base_key_index(std::string_view key) noexcept { return base_keys.find(key); }
 
   /// Reads one member's value (a base key by index, or field `f`, or neither: an ignored key);
   /// false only when the scanner failed.
   bool member(int base, const field_descriptor* f) {
     if (base == 0) return sc_.skip_value(1);  // name: Python sets it from the class
     if (base > 0) {
-      bool ok = true;
-      detail::visit_member(synapse_members, static_cast<std::size_t>(base - 1),
-                           [&](const auto& m) { ok = base_member(target_.*m.ptr, m.name); });
-      return ok;
+      return detail::visit_member(
+          synapse_members, static_cast<std::size_t>(base - 1),
+          [&](const auto& m) { return base_member(target_.*m.ptr, m.name); });
     }
     if (f == nullptr) return sc_.skip_value(1);  // unknown keys are ignored, as pydantic does
     return scalar([&]() -> error {

@@ -118,7 +118,7 @@ field_spec field_spec_of(std::string_view name, Markers... markers) {
                 "BT_FIELD(member, markers...): the markers are bt::required and bt::hashed");
   field_kind kind = field_kind::optional;
   bool is_hashed = false;
-  const auto mark = [&](auto m) {
+  [[maybe_unused]] const auto mark = [&](auto m) {  // unused when there are no markers
     if constexpr (std::is_same_v<decltype(m), hashed_t>)
       is_hashed = true;
     else

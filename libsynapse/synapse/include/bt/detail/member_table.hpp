@@ -33,18 +33,21 @@ constexpr void for_each_member(const Table& table, F&& f) {
 }
 
 template <class Table, class F, std::size_t... I>
-bool visit_member_at(const Table& table, std::size_t index, F& f, std::index_sequence<I...>) {
-  // A jump table, as a switch would be: one indirect call, then f inlined for that member.
-  using entry = void (*)(const Table&, F&);
-  static constexpr entry entries[] = {[](const Table& t, F& fn) { fn(std::get<I>(t)); }...};
-  if (index >= sizeof...(I)) return false;
-  entries[index](table, f);
-  return true;
+decltype(auto) visit_member_at(const Table& table, std::size_t index, F& f,
+                               std::index_sequence<I...>) {
+  // A jump table, as a switch would be: one indirect call, then f inlined for that member; its
+  // result is returned straight from there (no assignment through a captured variable).
+  using result = decltype(f(std::get<0>(table)));
+  using entry = result (*)(const Table&, F&);
+  static constexpr entry entries[] = {
+      [](const Table& t, F& fn) -> result { return fn(std::get<I>(t)); }...};
+  return entries[index](table, f);
 }
 
-/// Calls f(member) for the member at `index` (nothing when out of range); returns whether it did.
+/// Returns f(member) for the member at `index`, which must be less than the table's size; f
+/// returns the same type for every member.
 template <class Table, class F>
-bool visit_member(const Table& table, std::size_t index, F&& f) {
+decltype(auto) visit_member(const Table& table, std::size_t index, F&& f) {
   return visit_member_at(table, index, f, std::make_index_sequence<std::tuple_size_v<Table>>{});
 }
 
