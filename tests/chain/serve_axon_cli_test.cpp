@@ -1,0 +1,216 @@
+// `bt-chain serve-axon --dry-run` end to end: the fake-subtensor program serves the recorded head
+// (block 6852690) and, for each of the four recorded runtimes, that runtime's metadata and
+// version; bt-chain prints the signed extrinsic, and tests/node/chain_extrinsic_peer.mjs
+// (@polkadot/types) decodes it with the same metadata, checks the call and its arguments, and
+// verifies the signature over the payload it rebuilds, which must equal the printed one.
+// Registered by tests/chain_serve_axon_cli.cmake. Needs node and tests/node/node_modules
+// (scripts/setup); when either is missing the test fails, never skips.
+#include <bt/hex.hpp>
+#include <bt/json.hpp>
+#include <bt/keypair.hpp>
+
+#include "chain/metadata_vectors.hpp"
+#include "proc.hpp"
+#include "support/vectors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* head_hash =
+    "0xdb13c066e2c63969f140164fb3bfe7a0aaa7b71407fc0fe525d68e57329ef9d0";
+constexpr const char* genesis =
+    "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03";
+
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    std::string tmpl = (fs::temp_directory_path() / "bt-serve-axon-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct run_result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+run_result run(const std::string& args, const fs::path& dir) {
+  const std::string err_file = (dir / "stderr.txt").string();
+  const std::string cmd = std::string(BT_CHAIN_EXE) + " " + args + " 2>" + shell_quote(err_file);
+  run_result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 65536> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+/// The answers serve-axon needs beyond the recorded session, for one runtime.
+fs::path write_session(const fs::path& dir, const std::string& metadata_file, int spec,
+                       const std::string& ss58, std::uint64_t nonce) {
+  const bt::json calls = bt::json::array({
+      {{"method", "chain_getBlockHash"},
+       {"params", bt::json::array({0})},
+       {"response", {{"result", genesis}}}},
+      {{"method", "state_getRuntimeVersion"},
+       {"params", bt::json::array({head_hash})},
+       {"response", {{"result", {{"specVersion", spec}, {"transactionVersion", 1}}}}}},
+      {{"method", "state_getMetadata"},
+       {"params", bt::json::array({head_hash})},
+       {"response", {{"result", "0x" + bt::to_hex(bt::test::metadata_bytes(metadata_file))}}}},
+      {{"method", "system_accountNextIndex"},
+       {"params", bt::json::array({ss58})},
+       {"response", {{"result", nonce}}}},
+  });
+  const fs::path path = dir / ("session_" + metadata_file + ".json");
+  std::ofstream(path) << bt::json{{"calls", calls}}.dump();
+  return path;
+}
+
+struct fake_node {
+  bt::perf::child_process child;
+  std::string url;
+  explicit fake_node(const fs::path& extra_session)
+      : child(bt::perf::child_process::spawn(
+            {BT_FAKE_SUBTENSOR_EXE, "--session",
+             bt::test::vectors_dir() + "/chain/session_sn1_block6852690.json", "--session",
+             extra_session.string()})) {
+    auto line = child.read_line(10s);
+    REQUIRE(line);
+    url = bt::json::parse(*line).at("url").get<std::string>();
+  }
+  ~fake_node() { child.stop(); }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "bt-chain serve-axon --dry-run: @polkadot/types decodes and verifies it, for each "
+    "recorded runtime",
+    "[chain][cli][node]") {
+  const auto bob = bt::keypair::from_uri("//Bob");
+  const fs::path node_dir = fs::path(BT_SOURCE_DIR) / "tests" / "node";
+  {
+    INFO("tests/node/node_modules is missing: run scripts/setup (npm ci)");
+    REQUIRE(fs::exists(node_dir / "node_modules" / "@polkadot" / "types"));
+  }
+  temp_dir tmp;
+  bt::json cases = bt::json::array();
+  std::vector<bt::json> printed;
+  int i = 0;
+  for (const char* file : bt::test::metadata_files) {
+    INFO(file);
+    const int spec = std::string(file).find("spec393") != std::string::npos   ? 393
+                     : std::string(file).find("spec365") != std::string::npos ? 365
+                                                                              : 343;
+    const std::uint64_t nonce = 40 + i;
+    fake_node node(write_session(tmp.path, file, spec, bob.ss58_address(), nonce));
+    const std::string ip = i % 2 == 0 ? "203.0.113.7" : "2001:db8::7";
+    const auto r = run("serve-axon --netuid 1 --ip " + ip + " --port 8091 --uri //Bob --dry-run " +
+                           "--subtensor.chain_endpoint " + node.url,
+                       tmp.path);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const bt::json j = bt::json::parse(r.out);
+    CHECK(j.size() == 7);
+    CHECK(j.at("spec_version") == spec);
+    CHECK(j.at("transaction_version") == 1);
+    CHECK(j.at("nonce") == nonce);
+    CHECK(j.at("era_block") == 6852690);
+    cases.push_back({{"name", file},
+                     {"metadata_path", bt::test::metadata_path(file)},
+                     {"extrinsic_hex", j.at("extrinsic_hex")},
+                     {"spec_version", spec},
+                     {"transaction_version", 1},
+                     {"genesis_hash", genesis},
+                     {"block_hash", head_hash}});
+    printed.push_back(j);
+    ++i;
+  }
+
+  const fs::path cases_path = tmp.path / "cases.json";
+  const fs::path out_path = tmp.path / "out.json";
+  std::ofstream(cases_path) << cases.dump();
+  const std::string cmd = "cd " + shell_quote(node_dir.string()) +
+                          " && timeout 120 node chain_extrinsic_peer.mjs " +
+                          shell_quote(cases_path.string()) + " " + shell_quote(out_path.string());
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::ifstream in(out_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const bt::json out = bt::json::parse(ss.str());
+  REQUIRE(out.size() == printed.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const bt::json& r = out[k];
+    INFO(r.dump());
+    CHECK(r.at("section") == "subtensorModule");
+    CHECK(r.at("method") == "serveAxon");
+    CHECK(r.at("signer") == bob.ss58_address());
+    const bt::json& a = r.at("args");
+    CHECK(a.at("netuid") == "1");
+    CHECK(a.at("version") == "10002000");
+    CHECK(a.at("port") == "8091");
+    CHECK(a.at("ipType") == (k % 2 == 0 ? "4" : "6"));
+    CHECK(a.at("ip") == (k % 2 == 0 ? "3405803783" : "42540766411282592856903984951653826567"));
+    CHECK(a.at("protocol") == "4");
+    CHECK(r.at("nonce") == std::to_string(40 + k));
+    CHECK(r.at("era_period") == "128");
+    CHECK("0x" + r.at("signing_payload_hex").get<std::string>() ==
+          printed[k].at("signing_payload_hex"));
+    CHECK(r.at("signature_valid") == true);
+  }
+}
+
+TEST_CASE("bt-chain serve-axon refuses locally what the chain would refuse", "[chain][cli]") {
+  temp_dir tmp;
+  // No node at all: the refusal comes before any connection.
+  for (const std::string& bad :
+       {std::string("--ip 127.0.0.1 --port 8091"), std::string("--ip 0.0.0.0 --port 8091"),
+        std::string("--ip ::1 --port 8091"), std::string("--ip 203.0.113.7 --port 0"),
+        std::string("--ip not-an-ip --port 8091")}) {
+    INFO(bad);
+    const auto r = run("serve-axon --netuid 1 " + bad +
+                           " --uri //Bob --dry-run --subtensor.chain_endpoint ws://127.0.0.1:1",
+                       tmp.path);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    const bt::json e = bt::json::parse(r.err);
+    CHECK(e.contains("error"));
+    CHECK(r.err.find("127.0.0.1:1") == std::string::npos);  // not a connection error
+  }
+}
