@@ -125,10 +125,12 @@ def main():
                                 "--count", str(args.count), "--json", f.name],
                                check=True, stdout=subprocess.DEVNULL)
                 j = json.load(open(f.name))
+            failures = j["failures"]  # by status: {"408": 2, ...}
+            failures = sum(failures.values()) if isinstance(failures, dict) else failures
             rows.append({"name": "bt-ping", "count": j["count"], "mean_us": j["mean_us"],
-                         "p50_us": j["p50_us"], "p99_us": j["p99_us"], "failures": j["failures"]})
+                         "p50_us": j["p50_us"], "p99_us": j["p99_us"], "failures": failures})
             print(f"| bt-ping | {j['mean_us']:.1f} µs | {j['p50_us']:.1f} µs | "
-                  f"{j['p99_us']:.1f} µs | {j['failures']} |", flush=True)
+                  f"{j['p99_us']:.1f} µs | {failures} |", flush=True)
 
         with bt.Dendrite(alice) as d:
             for _ in range(200):  # warm-up: connection, caches

@@ -74,7 +74,7 @@ py::object results_to_py(const std::shared_ptr<const synapse_type>& type,
   if (single) return py::cast(wrap_synapse(type, std::move(rs.at(0))));
   py::list l;
   for (auto& r : rs) l.append(py::cast(wrap_synapse(type, std::move(r))));
-  return std::move(l);
+  return l;
 }
 
 class py_dendrite {

@@ -215,12 +215,12 @@ py::object from_json(const bt::json& j) {
     case bt::json::value_t::array: {
       py::list l;
       for (const auto& x : j) l.append(from_json(x));
-      return std::move(l);
+      return l;
     }
     case bt::json::value_t::object: {
       py::dict d;
       for (auto it = j.begin(); it != j.end(); ++it) d[py::str(it.key())] = from_json(it.value());
-      return std::move(d);
+      return d;
     }
     case bt::json::value_t::binary:
     case bt::json::value_t::discarded:
