@@ -267,6 +267,9 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
       co_return nullptr;
     }
     boost::system::error_code ec;
+    // Requests are small frames written back to back (the metagraph's two state_calls): without
+    // TCP_NODELAY the second waits for the first one's ACK, which the peer may delay by 40 ms.
+    tcp_layer->socket().set_option(tcp::no_delay(true), ec);
     if (auto* tls = std::get_if<std::unique_ptr<tls_ws>>(&c->ws)) {
       auto& ssl = (*tls)->next_layer();
       if (!SSL_set_tlsext_host_name(ssl.native_handle(), ep.host.c_str())) {

@@ -131,6 +131,8 @@ struct fake_subtensor::impl {
     for (;;) {
       auto [ec, sock] = co_await self->acceptor.async_accept(use_ec);
       if (ec) co_return;
+      boost::system::error_code ignored;
+      sock.set_option(tcp::no_delay(true), ignored);  // answers go out as soon as written
       auto s = std::make_shared<session>(std::move(sock));
       {
         std::lock_guard lock(self->mutex);
