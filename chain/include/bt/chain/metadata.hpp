@@ -139,8 +139,10 @@ struct runtime_metadata {
   /// that transaction_extensions_by_version lists for extension version 0, the version v4
   /// extrinsics use).
   std::vector<extension_metadata> extensions;
-  std::optional<std::uint32_t> address_type;    ///< V15/V16 (V14: from the extrinsic type's
-  std::optional<std::uint32_t> signature_type;  ///< type parameters, when present)
+  /// The extrinsic's address and signature types: V15/V16 only (V14 states them only as type
+  /// parameters of the extrinsic type, which are not kept).
+  std::optional<std::uint32_t> address_type;
+  std::optional<std::uint32_t> signature_type;
 
   /// The type with this id; throws chain_decode_error(bad_metadata) when out of range.
   const portable_type& type(std::uint32_t id) const;
