@@ -5,6 +5,12 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
 class Error(ValueError):
     """Bad keys, SS58 addresses, mnemonics, keyfiles, wallets or synapse declarations."""
 
+class ForwardError(Exception):
+    """Raised by a forward function: answer with this status (400 to 599) and message."""
+    status: int
+    message: str
+    def __init__(self, status: int, message: str) -> None: ...
+
 class Keypair:
     @staticmethod
     def from_uri(uri: str, crypto_type: str = "sr25519") -> Keypair: ...

@@ -21,6 +21,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
 #include <atomic>
@@ -38,7 +39,15 @@ struct route {
   gil_object loop;  ///< async forward only: the loop it runs on
 };
 
+/// bittensor_cpp.ForwardError(status, message): the handler's own answer (bt::forward_error),
+/// any status from 400 to 599; anything else a handler raises is a 500 with a logged id.
 [[noreturn]] void internal_error(py::error_already_set& e, const route& r, const char* what) {
+  if (e.matches(py::module_::import("bittensor_cpp").attr("ForwardError"))) {
+    py::object v = e.value();
+    const auto status = v.attr("status").cast<std::int64_t>();
+    const auto message = py::str(v.attr("message")).cast<std::string>();
+    if (status >= 400 && status <= 599) throw bt::forward_error(static_cast<int>(status), message);
+  }
   const std::string id = log_python_exception(e, std::string(what) + " of " + r.type->name());
   throw bt::forward_error(500, "Internal Server Error #" + id);
 }
@@ -388,6 +397,19 @@ class py_axon {
 }  // namespace
 
 void init_axon(py::module_& m) {
+  py::exec(R"(
+class ForwardError(Exception):
+    """Raised by a forward function to answer with its own status (400 to 599) and message,
+    as bittensor's SynapseException; any other exception is a 500 with a logged error id."""
+
+    def __init__(self, status, message):
+        if type(status) is not int or not 400 <= status <= 599:
+            raise ValueError("ForwardError: status must be an int from 400 to 599")
+        super().__init__(status, message)
+        self.status = status
+        self.message = str(message)
+)",
+           m.attr("__dict__"));
   py::class_<py_stream_writer, std::shared_ptr<py_stream_writer>>(
       m, "StreamWriter", "The send of a streaming forward(s, send), valid during the call.")
       .def("__call__", &py_stream_writer::send, py::arg("data"),

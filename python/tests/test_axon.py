@@ -230,3 +230,20 @@ def test_given_loop_runs_async_handlers(bob, dendrite, Dummy):
         loop.call_soon_threadsafe(loop.stop)
         t.join()
         loop.close()
+
+
+def test_forward_error_sets_the_status(bob, dendrite, Dummy):
+    def forward(s):
+        if s.dummy_input > 2**32:
+            raise bt.ForwardError(400, "dummy_input * 2 does not fit")
+        s.dummy_output = s.dummy_input * 2
+
+    ax = bt.Axon(bob)
+    ax.attach(Dummy, forward)
+    with ax:
+        r = dendrite.query(ax.info(), Dummy(dummy_input=2**40), timeout=10)
+        assert r.dendrite.status_code == 400
+        assert r.dendrite.status_message == "dummy_input * 2 does not fit"
+        assert dendrite.query(ax.info(), Dummy(dummy_input=2), timeout=10).dummy_output == 4
+    with pytest.raises(ValueError):
+        bt.ForwardError(200, "not an error status")
