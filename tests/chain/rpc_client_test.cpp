@@ -8,12 +8,14 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -226,6 +228,57 @@ TEST_CASE("rpc_client: destroying the client completes the requests in flight wi
   }
   auto o = wait(f, 3s);
   CHECK(o.error.code == bt::chain_errc::closed);
+}
+
+// A self-signed certificate for 127.0.0.1 and its key, made for this test only
+// (openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -subj /CN=127.0.0.1
+// -addext subjectAltName=IP:127.0.0.1): no CA in the system store signed it.
+constexpr const char* test_cert = R"(-----BEGIN CERTIFICATE-----
+MIIBkDCCATagAwIBAgIUQrdR4OTtbgTjAu8Y5ra9bmfpOUQwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTIwMzE5NTQ1OFoYDzIxMjYxMTA5
+MTk1NDU4WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAAREY4d+lHt0xxvz109s502EPHIEZ+befk7hWOc2pDmWqDHlUOZQHcXC
+agF9dwRIN7GtPKgPuHLOLgZ0zCRFBcmao2QwYjAdBgNVHQ4EFgQUm5LzKOtSFHl7
+tfiID3Jv9Gpkl3MwHwYDVR0jBBgwFoAUm5LzKOtSFHl7tfiID3Jv9Gpkl3MwDwYD
+VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0gAMEUC
+IHZKXmijSNPBecFaJE2JwU421WVuMiCV/njEAkY+d0teAiEA0vwkBTfOaUYgtwcd
+gClNVPhaPtO4jXh/jwepIIczLmU=
+-----END CERTIFICATE-----
+)";
+constexpr const char* test_key = R"(-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgLZfcQMxU0QTbyy86
+NIdzW17o1gME+u9J+YivYeUCPiOhRANCAAREY4d+lHt0xxvz109s502EPHIEZ+be
+fk7hWOc2pDmWqDHlUOZQHcXCagF9dwRIN7GtPKgPuHLOLgZ0zCRFBcma
+-----END PRIVATE KEY-----
+)";
+
+TEST_CASE("rpc_client: wss:// refuses a certificate no trusted CA signed", "[rpc]") {
+  namespace net = boost::asio;
+  net::io_context ioc;
+  net::ssl::context server_ctx(net::ssl::context::tls_server);
+  server_ctx.use_certificate_chain(net::buffer(std::string_view(test_cert)));
+  server_ctx.use_private_key(net::buffer(std::string_view(test_key)), net::ssl::context::pem);
+  net::ip::tcp::acceptor acceptor(ioc, {net::ip::make_address("127.0.0.1"), 0});
+  const auto port = acceptor.local_endpoint().port();
+  // One TLS server handshake; the client aborts it.
+  std::thread server([&] {
+    boost::system::error_code ec;
+    net::ssl::stream<net::ip::tcp::socket> s(ioc, server_ctx);
+    acceptor.accept(s.next_layer(), ec);
+    if (!ec) s.handshake(net::ssl::stream_base::server, ec);
+  });
+  auto ep = bt::parse_endpoint("wss://127.0.0.1:" + std::to_string(port));
+  REQUIRE(ep);
+  outcome o;
+  {
+    bt::rpc_client c(*ep, {.request_timeout = 10s, .max_connect_attempts = 1});
+    auto f = start(c, "chain_getHead", bt::json::array());
+    o = wait(f);
+  }
+  server.join();
+  CHECK(o.error.code == bt::chain_errc::closed);
+  CHECK(o.error.detail.find("TLS handshake") != std::string::npos);
+  CHECK(o.error.detail.find("certificate verify failed") != std::string::npos);
 }
 
 TEST_CASE("endpoint: URLs, network names and the precedence of the flags", "[rpc][endpoint]") {
