@@ -22,7 +22,7 @@
 #include <bt/dendrite.hpp>
 #include <bt/keypair.hpp>
 
-#include <CLI/CLI.hpp>
+#include <bt_cli.hpp>
 
 #include <unistd.h>
 #include <cstdio>
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "bt-ping: the Bittensor ping benchmark (sequential dendrite calls of the base Synapse)"};
   app.add_option("--count", cfg.count, "Number of queries (default 10000)")
-      ->check(CLI::PositiveNumber);
+      ->check(bt::cli::positive<std::size_t>());
   app.add_option("--target", cfg.target,
                  "A running axon, IP:PORT:HOTKEY (default: an axon in this process)");
   app.add_flag("--cross-process", cfg.cross_process,
@@ -122,11 +122,12 @@ int main(int argc, char** argv) {
                  "Hotkey name (default BT_WALLET_HOTKEY or default)");
   app.add_option("--axon-uri", cfg.axon_uri,
                  "Secret URI of a spawned or in-process axon's hotkey (default //Bob)");
-  app.add_option("--timeout", cfg.timeout, "Per-call timeout in seconds (default 5)");
+  app.add_option("--timeout", cfg.timeout, "Per-call timeout in seconds (default 5)")
+      ->check(bt::cli::positive<double>());
   app.add_option("--warmup", cfg.warmup,
                  "Untimed calls before the measurement (default 0, as the original)");
   app.add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(bt::cli::positive<std::size_t>());
   app.add_option("--payload", cfg.payload,
                  "Send a synapse with a required, hashed string field of this many bytes "
                  "(in-process axon only)");
@@ -151,7 +152,8 @@ int main(int argc, char** argv) {
                  "I/O threads of an in-process axon (default 2)");
   app.add_option("--dendrite-threads", cfg.dendrite_threads,
                  "I/O threads of the dendrite (default 1)");
-  CLI11_PARSE(app, argc, argv);
+  // Bad usage exits 2 with a message naming the flag, as every tool does (bt_cli.hpp).
+  if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
 
   if (cfg.axon_cpu_seconds > 0 || cfg.memory) {
     if (!cfg.target.empty()) {

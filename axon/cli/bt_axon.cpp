@@ -26,10 +26,12 @@
 #include <bt/json.hpp>
 #include <bt/wallet.hpp>
 
-#include <CLI/CLI.hpp>
+#include <bt_cli.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -90,12 +92,11 @@ struct access_policy {
   }
 };
 
+/// The file's contents; throws "cannot read PATH: <reason>".
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string out, why;
+  if (!bt::cli::read_file(path, out, why)) throw std::runtime_error(why);
+  return out;
 }
 
 /// One SS58 address per line; blank lines and lines starting with '#' are skipped.
@@ -134,6 +135,44 @@ std::unordered_map<std::string, neuron> load_metagraph(const std::string& path) 
     out[n.at("hotkey").get<std::string>()] = v;
   }
   return out;
+}
+
+/// Bad usage found after parsing: "bt-axon: <message>" on stderr, exit status 2.
+struct usage_error {
+  std::string message;
+};
+
+/// --axon.ip as an IP literal for bt::axon_options::ip (which takes only literals): a literal
+/// ("127.0.0.1", "::1", "[::]") is returned as given; a host name ("localhost") is resolved and
+/// its first address returned (`resolved` names it, for the log). Anything else is a usage error
+/// naming the flag and what it accepts.
+std::string bind_address(const std::string& value, std::string& resolved) {
+  std::string bare = value;
+  if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']')
+    bare = bare.substr(1, bare.size() - 2);
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(bare, ec);
+  if (!ec) return value;
+  const std::string accepts =
+      "give an IP address such as 127.0.0.1, 0.0.0.0 (all IPv4) or [::] (all, dual-stack), or a "
+      "host name that resolves";
+  const bool name_like = !bare.empty() && bare.size() <= 253 &&
+                         bare.find_first_not_of(
+                             "abcdefghijklmnopqrstuvwxyz"
+                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789-.") == std::string::npos;
+  if (!name_like)
+    throw usage_error{"--axon.ip '" + value + "': not an IP address or a host name; " + accepts};
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::resolver resolver(ioc);
+  const auto results =
+      resolver.resolve(bare, "", boost::asio::ip::resolver_base::numeric_service, ec);
+  if (ec || results.empty())
+    throw usage_error{"--axon.ip '" + value + "': the host name does not resolve (" +
+                      (ec ? ec.message() : std::string("no address")) + "); " + accepts};
+  const auto address = results.begin()->endpoint().address();
+  resolved = address.to_string();
+  return address.is_v6() ? "[" + resolved + "]" : resolved;
 }
 
 /// Raises the soft file-descriptor limit so that max_connections sockets fit.
@@ -264,7 +303,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--axon.port", port, "TCP port (0: any free port)")
       ->envname("BT_AXON_PORT")
-      ->check(CLI::Range(0, 65535))
+      ->check(bt::cli::in_range(0, 65535))
       ->capture_default_str();
   app.add_option("--axon.external_ip", external_ip,
                  "Address published in AxonInfo (default: the bind address)")
@@ -272,23 +311,23 @@ int main(int argc, char** argv) {
   app.add_option("--axon.external_port", external_port,
                  "Port published in AxonInfo (default: the bound port)")
       ->envname("BT_AXON_EXTERNAL_PORT")
-      ->check(CLI::Range(0, 65535));
+      ->check(bt::cli::in_range(0, 65535));
   app.add_option("--axon.max_workers", max_workers, "Worker threads for forward functions")
       ->envname("BT_AXON_MAX_WORKERS")
-      ->check(CLI::Range(1, 4096))
+      ->check(bt::cli::in_range<std::size_t>(1, 4096))
       ->capture_default_str();
   app.add_option("--axon.io_threads", io_threads, "Network threads (0: hardware threads)")
-      ->check(CLI::Range(0, 1024))
+      ->check(bt::cli::in_range<std::size_t>(0, 1024))
       ->capture_default_str();
   app.add_option("--axon.max_queued_requests", max_queued,
                  "Admitted requests waiting beyond the running ones; full: 503")
-      ->check(CLI::Range(1, 1 << 24))
+      ->check(bt::cli::in_range<std::size_t>(1, 1 << 24))
       ->capture_default_str();
   app.add_option("--axon.max_header_bytes", max_header_bytes, "Request line + headers; larger: 431")
-      ->check(CLI::Range(1024, 1 << 24))
+      ->check(bt::cli::in_range<std::uint32_t>(1024, 1 << 24))
       ->capture_default_str();
   app.add_option("--axon.max_body_bytes", max_body_bytes, "Request body; larger: 413")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   app.add_option("--axon.nonce_rule", nonce_rule_name,
                  "Replay rule per (hotkey, uuid): window (reordering tolerated), "
@@ -297,40 +336,40 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--axon.nonce_window", nonce_window,
                  "window rule: nonces kept per caller endpoint (reordering tolerated)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16))
+      ->check(bt::cli::in_range(std::size_t{1}, std::size_t{1} << 16))
       ->capture_default_str();
   app.add_option("--axon.nonce_max_records", nonce_max_records,
                  "Replay records in all; full: new callers get 503 until records expire")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 28))
+      ->check(bt::cli::in_range(std::size_t{1}, std::size_t{1} << 28))
       ->capture_default_str();
   app.add_option("--axon.nonce_max_records_per_hotkey", nonce_max_per_hotkey,
                  "Replay records one hotkey may hold (0: no quota); beyond: 503 for it")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 28))
+      ->check(bt::cli::in_range(std::size_t{0}, std::size_t{1} << 28))
       ->capture_default_str();
   app.add_option("--axon.nonce_max_kept", nonce_max_kept,
                  "window rule: nonces (8 bytes each) all windows together may hold")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
+      ->check(bt::cli::in_range(std::size_t{0}, std::size_t{1} << 30))
       ->capture_default_str();
   app.add_option("--axon.max_connections", max_connections,
                  "Open connections; beyond: accepted and closed at once")
-      ->check(CLI::Range(1, 1 << 24))
+      ->check(bt::cli::in_range<std::size_t>(1, 1 << 24))
       ->capture_default_str();
   app.add_option("--axon.header_timeout", header_timeout_s,
                  "Seconds from a connection's (or request's) first byte to the end of its headers")
-      ->check(CLI::Range(0.01, 3600.0))
+      ->check(bt::cli::in_range(0.01, 3600.0))
       ->capture_default_str();
   app.add_option("--axon.body_timeout", body_timeout_s,
                  "Seconds a request body may take after its head, plus 1 s per body_min_rate bytes "
                  "received; later: 408 and close")
-      ->check(CLI::Range(0.01, 3600.0))
+      ->check(bt::cli::in_range(0.01, 3600.0))
       ->capture_default_str();
   app.add_option("--axon.body_min_rate", body_min_rate,
                  "Bytes per second a request body must keep up after body_timeout")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   app.add_option("--stream.delay_ms", stream_delay_ms,
                  "WordStream: milliseconds to wait before each streamed word")
-      ->check(CLI::Range(0, 3'600'000))
+      ->check(bt::cli::in_range(0, 3'600'000))
       ->capture_default_str();
   app.add_flag("--test-routes", test_routes,
                "Tests only: add the Throw, Hang and Big routes that misbehave on purpose");
@@ -349,15 +388,19 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--insecure-skip-verification", insecure,
       "Benchmarks only: no signature or nonce checks (refused unless --axon.ip is loopback)");
+  // Bad usage exits 2 with a message naming the flag (bt_cli.hpp).
+  if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
+  std::string ip_resolved;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    ip = bind_address(ip, ip_resolved);
+  } catch (const usage_error& e) {
+    std::cerr << "bt-axon: " << e.message << "\n";
+    return 2;
   }
 
   auto log = spdlog::stderr_color_mt("bt-axon");
   log->set_level(debug ? spdlog::level::debug : spdlog::level::info);
+  if (!ip_resolved.empty()) log->info("--axon.ip: the host name resolved to {}", ip_resolved);
 
   try {
     // ---- identity ----

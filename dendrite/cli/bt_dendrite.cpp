@@ -4,7 +4,7 @@
 #include "encode_command.hpp"
 #include "query_command.hpp"
 
-#include <CLI/CLI.hpp>
+#include <bt_cli.hpp>
 
 #include <iostream>
 
@@ -17,11 +17,8 @@ int main(int argc, char** argv) {
   bt::cli::query_config query_cfg;
   auto* query = bt::cli::add_query_command(app, query_cfg);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; any usage error is 2
-  }
+  // --help is 0; any usage error is 2, with a message naming the flag or the unknown command.
+  if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
 
   if (encode->parsed()) return bt::cli::run_encode(encode_cfg, std::cin, std::cout);
   if (query->parsed()) return bt::cli::run_query(query_cfg);

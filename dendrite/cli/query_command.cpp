@@ -10,6 +10,8 @@
 #include <bt/keypair.hpp>
 #include <bt/wallet.hpp>
 
+#include <bt_cli.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -58,12 +60,10 @@ axon_info parse_axon_flag(const std::string& text) {
 }
 
 std::vector<axon_info> load_axons_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error{"--axons: cannot read " + path};
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text, why;
+  if (!read_file(path, text, why)) throw usage_error{"--axons: " + why};
   json j;
-  if (error e = parse_json(ss.str(), j, {}); e)
+  if (error e = parse_json(text, j, {}); e)
     throw usage_error{"--axons " + path + ": " + e.message()};
   if (!j.is_array())
     throw usage_error{"--axons " + path + ": expected a JSON list of AxonInfo objects"};

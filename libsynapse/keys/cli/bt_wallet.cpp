@@ -19,7 +19,7 @@
 #include <bt/wallet.hpp>
 
 #include <sodium.h>
-#include <CLI/CLI.hpp>
+#include <bt_cli.hpp>
 
 #include <fcntl.h>
 #include <termios.h>
@@ -480,7 +480,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    return print({{"error", e.what()}}, 2);
+    return print({{"error", bt::cli::usage_message(app, e)}}, 2);
   }
 
   bt::init_crypto();

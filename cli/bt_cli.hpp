@@ -1,0 +1,248 @@
+// bt_cli: what every command-line tool (bt-axon, bt-dendrite, bt-wallet, bt-ping) shares about
+// bad usage. Header-only, included as <bt_cli.hpp> through the CMake INTERFACE target `bt_cli`
+// (cli/CMakeLists.txt); neither installed nor exported: it belongs to the tools, not the libraries.
+//
+// Contract:
+// - bt::cli::parse(app, argc, argv) parses; --help and --version print and give 0; any usage
+//   error prints "<tool>: <message>" and a pointer to --help on stderr and gives 2; success gives
+//   std::nullopt (go on). Tools that answer in JSON (bt-wallet) call usage_message() instead.
+// - usage_message() names the problem: for a value that does not convert or validate, the option,
+//   what it expects and what it got ("--count: expected a positive integer, got 'abc'"); for an
+//   unknown or missing subcommand, the word that was given and the subcommands there are.
+// - in_range<T>(lo, hi) and positive<T>() are validators whose messages read that way; use them
+//   instead of CLI::Range / CLI::PositiveNumber (whose message for a non-number is "Value abc not
+//   in range 0 to 1.79769e+308").
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace bt::cli {
+
+namespace detail {
+
+/// "an integer", "a non-negative integer" or "a number", for T.
+template <class T>
+std::string kind_of() {
+  if constexpr (std::is_floating_point_v<T>) return "a number";
+  if constexpr (std::is_unsigned_v<T>) return "a non-negative integer";
+  return "an integer";
+}
+
+/// The whole of `text` as a T (integers: decimal digits, optional '-' for signed types; numbers:
+/// finite decimal), or nullopt.
+template <class T>
+std::optional<T> parse_value(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if constexpr (std::is_floating_point_v<T>) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+      return std::nullopt;
+    return static_cast<T>(v);
+  } else {
+    T v{};
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+    return v;
+  }
+}
+
+template <class T>
+std::string to_text(T v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+/// The expectation for an option CLI11 could not convert, from its type name.
+inline std::string expected_for(const CLI::Option& opt) {
+  const std::string t = opt.get_type_name();
+  if (t.rfind("UINT", 0) == 0) return "a non-negative integer";
+  if (t.rfind("INT", 0) == 0) return "an integer";
+  if (t.rfind("FLOAT", 0) == 0) return "a number";
+  if (t.rfind("BOOLEAN", 0) == 0) return "true or false";
+  return "a valid value";
+}
+
+/// The subcommand the parse reached last (the app itself when none was parsed).
+inline const CLI::App* deepest_parsed(const CLI::App& app) {
+  const CLI::App* cur = &app;
+  for (;;) {
+    const auto subs = cur->get_subcommands();
+    if (subs.empty()) return cur;
+    cur = subs.back();
+  }
+}
+
+/// The option named `name` ("--count", "-c") in `app` or its subcommands, or null.
+inline const CLI::Option* find_option(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* a = deepest_parsed(app); a; a = a->get_parent()) {
+    for (const CLI::Option* o : a->get_options()) {
+      if (o->get_name() == name || o->check_name(name)) return o;
+    }
+  }
+  return nullptr;
+}
+
+/// "a, b, c": the names of the subcommands of `app`.
+inline std::string subcommand_list(const CLI::App& app) {
+  std::string out;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (s->get_name().empty()) continue;  // option groups
+    if (!out.empty()) out += ", ";
+    out += s->get_name();
+  }
+  return out;
+}
+
+/// "bt-wallet ss58": the command line path of `app`.
+inline std::string command_path(const CLI::App& app) {
+  std::string out;
+  for (const CLI::App* p = &app; p; p = p->get_parent()) {
+    std::string name = p->get_name();
+    if (!p->get_parent()) name = name.substr(name.find_last_of('/') + 1);  // argv[0]
+    out = out.empty() ? name : name + " " + out;
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// Accepts an integer (or, for floating-point T, a finite number) from lo to hi inclusive.
+/// Failure: "expected an integer from 0 to 65535, got 'abc'".
+template <class T>
+CLI::Validator in_range(T lo, T hi) {
+  const std::string what =
+      detail::kind_of<T>() + " from " + detail::to_text(lo) + " to " + detail::to_text(hi);
+  return CLI::Validator(
+      [lo, hi, what](std::string& in) -> std::string {
+        const auto v = detail::parse_value<T>(in);
+        if (!v || *v < lo || *v > hi) return "expected " + what + ", got '" + in + "'";
+        return {};
+      },
+      std::string(std::is_floating_point_v<T> ? "FLOAT" : "INT") + " in [" + detail::to_text(lo) +
+          " - " + detail::to_text(hi) + "]");
+}
+
+/// Accepts a positive integer (or, for floating-point T, a finite positive number).
+/// Failure: "expected a positive integer, got 'abc'".
+template <class T>
+CLI::Validator positive() {
+  const std::string what = std::is_floating_point_v<T> ? "a positive number" : "a positive integer";
+  return CLI::Validator(
+      [what](std::string& in) -> std::string {
+        const auto v = detail::parse_value<T>(in);
+        if (!v || !(*v > T{})) return "expected " + what + ", got '" + in + "'";
+        return {};
+      },
+      "POSITIVE");
+}
+
+/// Reads the whole file at `path` into `out`. On failure returns false and sets `why` to
+/// "cannot read PATH: <reason>" (the system's reason: no such file, permission denied, a
+/// directory...), so that a message never says only "cannot read".
+inline bool read_file(const std::string& path, std::string& out, std::string& why) {
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  auto failed = [&](int e) {
+    why = "cannot read " + path + ": " + std::strerror(e ? e : EIO);
+    return false;
+  };
+  if (!f) return failed(errno);
+  out.clear();
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const bool error = std::ferror(f) != 0;
+  const int e = errno;  // before fclose, which may change it
+  std::fclose(f);
+  if (error) return failed(e);
+  return true;
+}
+
+/// The message for a usage error of `app` (see the top of this file); without a trailing newline.
+inline std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const CLI::App* cur = detail::deepest_parsed(app);
+
+  // A subcommand misspelt (CLI11 calls it an extra argument) or missing.
+  const bool has_subcommands = !detail::subcommand_list(*cur).empty();
+  const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+  const bool missing_sub =
+      dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && what.rfind("A subcommand", 0) == 0;
+  if (has_subcommands && cur->get_subcommands().empty() && (extras || missing_sub)) {
+    const std::string path = detail::command_path(*cur);
+    std::string word;
+    for (const std::string& r : cur->remaining()) {
+      if (!r.empty() && r[0] != '-') {
+        word = r;
+        break;
+      }
+    }
+    if (!word.empty())
+      return "unknown command '" + word + "'; " + path + " has: " + detail::subcommand_list(*cur);
+    if (missing_sub)
+      return "a command is required; " + path + " has: " + detail::subcommand_list(*cur);
+  }
+
+  // Words left over: an unknown option, or an argument nothing takes.
+  if (extras) {
+    const std::vector<std::string> left = app.remaining(true);
+    std::string options, others;
+    for (const std::string& r : left) {
+      std::string& to = !r.empty() && r[0] == '-' ? options : others;
+      to += (to.empty() ? "'" : ", '") + r + "'";
+    }
+    const std::string path = detail::command_path(*cur);
+    if (!options.empty()) return "unknown option " + options + " for " + path;
+    if (!others.empty()) return "unexpected argument " + others + " for " + path;
+  }
+
+  // A value that does not convert ("Could not convert: --count = abc") or validate.
+  if (dynamic_cast<const CLI::ConversionError*>(&e)) {
+    const std::string prefix = "Could not convert: ";
+    const auto eq = what.find(" = ");
+    if (what.rfind(prefix, 0) == 0 && eq != std::string::npos) {
+      const std::string name = what.substr(prefix.size(), eq - prefix.size());
+      const std::string got = what.substr(eq + 3);
+      if (const CLI::Option* o = detail::find_option(app, name))
+        return name + ": expected " + detail::expected_for(*o) + ", got '" + got + "'";
+    }
+  }
+  return what;
+}
+
+/// Parses argv. nullopt: go on. 0: --help or --version was printed. 2: a usage error was
+/// printed to `err` as "<tool>: <message>" and a line pointing to --help.
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv,
+                                std::ostream& err = std::cerr) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version: on stdout, exit 0
+  } catch (const CLI::ParseError& e) {
+    const std::string tool = app.get_name();  // CLI11 sets it from argv[0] when unnamed
+    const std::string base = tool.substr(tool.find_last_of('/') + 1);
+    err << base << ": " << usage_message(app, e) << "\n"
+        << "Run '" << base << " --help' for usage.\n";
+    return 2;
+  }
+}
+
+}  // namespace bt::cli
