@@ -6,6 +6,11 @@
 #include "support/fake_subtensor.hpp"
 #include "support/vectors.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -177,4 +182,30 @@ TEST_CASE("subtensor: failures name the method, the endpoint and the decode offs
     auto e = expect_error(st, 1, 6852690);
     CHECK(e.code() == bt::chain_errc::closed);
   }
+}
+
+TEST_CASE("subtensor: the asynchronous forms take completion tokens (a coroutine here)",
+          "[subtensor]") {
+  bt::test::fake_subtensor fake(session_path());
+  bt::subtensor st(ep_of(fake));
+  boost::asio::io_context ioc;
+  std::size_t n = 0;
+  bt::pinned_block pinned;
+  bt::error pin_error, mg_error;
+  boost::asio::co_spawn(
+      ioc,
+      [&]() -> boost::asio::awaitable<void> {
+        auto [e1, b] = co_await st.async_pin_block(std::nullopt, boost::asio::use_awaitable);
+        pin_error = e1;
+        pinned = b;
+        auto [e2, m] = co_await st.async_metagraph(1, b.number, boost::asio::use_awaitable);
+        mg_error = e2;
+        n = m.neurons.size();
+      },
+      boost::asio::detached);
+  ioc.run_for(std::chrono::seconds(20));
+  CHECK_FALSE(pin_error);
+  CHECK(pinned.number == 6852690);
+  CHECK_FALSE(mg_error);
+  CHECK(n == 1024);
 }
