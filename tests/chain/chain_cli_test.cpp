@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -27,7 +28,11 @@ struct run_result {
 
 /// Runs bt-chain with `args` (shell-quoted); stdout and stderr captured separately.
 run_result run(const std::string& args) {
-  const std::string err_file = bt::test::binary_dir() + "/chain_cli_test.stderr";
+  // One file per process and call: ctest may run these test cases in parallel.
+  static int calls = 0;
+  const std::string err_file = bt::test::binary_dir() + "/chain_cli_test." +
+                               std::to_string(::getpid()) + "." + std::to_string(++calls) +
+                               ".stderr";
   const std::string cmd = std::string(BT_CHAIN_EXE) + " " + args + " 2>" + err_file;
   run_result r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -41,6 +46,7 @@ run_result run(const std::string& args) {
     while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
     std::fclose(e);
   }
+  std::remove(err_file.c_str());
   return r;
 }
 
