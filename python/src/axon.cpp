@@ -249,6 +249,47 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
   return o;
 }
 
+/// The route's blacklist and priority as bt::route_options (unset when None).
+bt::route_options make_policy(const std::shared_ptr<route>& r) {
+  bt::route_options policy;
+  if (r->blacklist.obj) {
+    policy.blacklist = [r](const bt::synapse& h, const bt::request_context& c) -> bt::verdict {
+      py::gil_scoped_acquire g;
+      try {
+        py::object v = r->blacklist.obj(py::cast(header_view(*r, h, c)));
+        if (PyBool_Check(v.ptr()))
+          return v.ptr() == Py_True ? bt::verdict::deny("blacklisted") : bt::verdict::allow();
+        auto t = v.cast<std::pair<bool, std::string>>();  // bittensor's (blacklisted, reason)
+        return t.first ? bt::verdict::deny(t.second) : bt::verdict::allow();
+      } catch (py::error_already_set& e) {
+        return bt::verdict::deny("Internal Server Error #" +
+                                 log_python_exception(e, "blacklist of " + r->type->name()));
+      } catch (py::cast_error&) {
+        PyErr_SetString(PyExc_TypeError, "blacklist must return a bool or a (bool, str) tuple");
+        py::error_already_set e;
+        return bt::verdict::deny("Internal Server Error #" +
+                                 log_python_exception(e, "blacklist of " + r->type->name()));
+      }
+    };
+  }
+  if (r->priority.obj) {
+    policy.priority = [r](const bt::synapse& h, const bt::request_context& c) -> double {
+      py::gil_scoped_acquire g;
+      try {
+        return r->priority.obj(py::cast(header_view(*r, h, c))).cast<double>();
+      } catch (py::error_already_set& e) {
+        log_python_exception(e, "priority of " + r->type->name());
+      } catch (py::cast_error&) {
+        PyErr_SetString(PyExc_TypeError, "priority must return a number");
+        py::error_already_set e;
+        log_python_exception(e, "priority of " + r->type->name());
+      }
+      return 0.0;
+    };
+  }
+  return policy;
+}
+
 class py_axon {
  public:
   py_axon(const bt::keypair& kp, bt::axon_options o, py::object loop) {
@@ -282,42 +323,7 @@ class py_axon {
           "on the worker pool; send() blocks until the chunk is written)");
     if (is_async) r->loop.obj = ensure_loop();
 
-    bt::route_options policy;
-    if (r->blacklist.obj) {
-      policy.blacklist = [r](const bt::synapse& h, const bt::request_context& c) -> bt::verdict {
-        py::gil_scoped_acquire g;
-        try {
-          py::object v = r->blacklist.obj(py::cast(header_view(*r, h, c)));
-          if (PyBool_Check(v.ptr()))
-            return v.ptr() == Py_True ? bt::verdict::deny("blacklisted") : bt::verdict::allow();
-          auto t = v.cast<std::pair<bool, std::string>>();  // bittensor's (blacklisted, reason)
-          return t.first ? bt::verdict::deny(t.second) : bt::verdict::allow();
-        } catch (py::error_already_set& e) {
-          return bt::verdict::deny("Internal Server Error #" +
-                                   log_python_exception(e, "blacklist of " + r->type->name()));
-        } catch (py::cast_error&) {
-          PyErr_SetString(PyExc_TypeError, "blacklist must return a bool or a (bool, str) tuple");
-          py::error_already_set e;
-          return bt::verdict::deny("Internal Server Error #" +
-                                   log_python_exception(e, "blacklist of " + r->type->name()));
-        }
-      };
-    }
-    if (r->priority.obj) {
-      policy.priority = [r](const bt::synapse& h, const bt::request_context& c) -> double {
-        py::gil_scoped_acquire g;
-        try {
-          return r->priority.obj(py::cast(header_view(*r, h, c))).cast<double>();
-        } catch (py::error_already_set& e) {
-          log_python_exception(e, "priority of " + r->type->name());
-        } catch (py::cast_error&) {
-          PyErr_SetString(PyExc_TypeError, "priority must return a number");
-          py::error_already_set e;
-          log_python_exception(e, "priority of " + r->type->name());
-        }
-        return 0.0;
-      };
-    }
+    bt::route_options policy = make_policy(r);
     if (streaming) {
       ax_->attach(
           type->descriptor,
@@ -336,6 +342,28 @@ class py_axon {
           [r](bt::dynamic_synapse& s, const bt::request_context&) { sync_forward(r, s); },
           std::move(policy));
     }
+    routes_.push_back(std::move(r));
+  }
+
+  /// Replaces the blacklist and priority of an attached route, e.g. the built-in "Synapse" ping
+  /// (its forward stays the axon's own).
+  void set_policy(const std::string& name, py::object blacklist, py::object priority) {
+    if (!ax_) throw py::value_error("Axon is stopped");
+    for (auto* f : {&blacklist, &priority})
+      if (!f->is_none() && !PyCallable_Check(f->ptr()))
+        throw py::type_error("blacklist and priority must be callable or None");
+    auto r = std::make_shared<route>();
+    for (const auto& x : routes_)
+      if (x->type->name() == name) r->type = x->type;
+    if (!r->type) {
+      if (name != "Synapse") throw py::value_error("no route '" + name + "' is attached");
+      r->type = py::module_::import("bittensor_cpp")
+                    .attr("SynapseType")("Synapse", py::dict())
+                    .cast<std::shared_ptr<synapse_type>>();
+    }
+    r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
+    r->priority.obj = priority.is_none() ? py::object() : priority;
+    ax_->set_route_options(name, make_policy(r));
     routes_.push_back(std::move(r));
   }
 
@@ -433,6 +461,10 @@ class ForwardError(Exception):
            "pool; async def: the asyncio loop). blacklist(s) -> bool or (bool, reason); "
            "priority(s) -> float; both see the header fields and the verified s.dendrite.hotkey. "
            "streaming=True: forward(s, send) sends the answer chunk by chunk with send(bytes).")
+      .def("set_policy", &py_axon::set_policy, py::arg("name"), py::arg("blacklist") = py::none(),
+           py::arg("priority") = py::none(),
+           "Replaces the blacklist and priority of an attached route, e.g. the built-in "
+           "'Synapse' ping. Before start().")
       .def("start", &py_axon::start)
       .def("stop", &py_axon::stop, "Drains in-flight requests, then stops; idempotent.")
       .def("info", [](py_axon& a) { return a.get().info(); })
