@@ -135,6 +135,22 @@ keys() {
   expect_error
   expect_error ss58
   run 0 --help
+  # Usage errors name the problem: the misspelt command with the commands there are, the flag
+  # with what it expects, the word nothing takes.
+  expect_error shwo
+  expect_has "$OUT" "unknown command 'shwo'; bt-wallet has: new-coldkey, new-hotkey" "misspelt command"
+  expect_has "$OUT" ", show, " "misspelt command lists show"
+  expect_error
+  expect_has "$OUT" "a command is required; bt-wallet has: new-coldkey" "no command"
+  expect_error ss58 dcode "$ALICE"
+  expect_has "$OUT" "unknown command 'dcode'; bt-wallet ss58 has: decode, encode" "misspelt ss58 command"
+  expect_error inspect --uri //Alice --ss58-format abc
+  expect_eq "$OUT" "{\"error\":\"--ss58-format: expected an integer, got 'abc'\"}" "non-numeric flag value"
+  expect_error inspect --uri //Alice --bogus
+  expect_has "$OUT" "unknown option '--bogus' for bt-wallet inspect" "unknown option"
+  expect_error show extra
+  expect_has "$OUT" "unexpected argument 'extra' for bt-wallet show" "stray argument"
+  run 0 --version
 }
 
 wallet() {
@@ -153,11 +169,20 @@ wallet() {
   [[ "$(wc -w <<<"$mnemonic")" == 12 ]] || fail "mnemonic on stderr: $ERR"
   [[ "$OUT" != *"$mnemonic"* ]] || fail "the mnemonic leaked to stdout"
   expect_has "$ERR" "IMPORTANT" "mnemonic warning"
+  # The regen hint names the wallet (and the non-default path): followed literally, without
+  # the environment, it targets this very coldkey (which exists, so it is refused as such).
+  local hint
+  hint="$(printf '%s\n' "$ERR" | sed -n 's/^To regenerate: //p')"
+  expect_eq "$hint" "bt-wallet regen-coldkey --wallet.path $BT_WALLET_PATH --wallet.name w1 --mnemonic \"<the words>\"" "regen-coldkey hint"
+  hint="${hint/#bt-wallet/\"\$BT\"}"
+  OUT="$(eval "setsid -w env -u BT_WALLET_PATH ${hint/<the words>/$mnemonic}" </dev/null 2>/dev/null)" || true
+  expect_has "$OUT" "$BT_WALLET_PATH/w1/coldkey already exists" "following the regen-coldkey hint"
 
   run 0 new-hotkey --wallet.name w1 --wallet.hotkey h1 --n-words 24
   local hot
   hot="$(field "$OUT" hotkey)"
   [[ "$(printf '%s\n' "$ERR" | sed -n 's/^    \([a-z][a-z ]*[a-z]\)$/\1/p' | wc -w)" == 24 ]] || fail "24-word hotkey mnemonic"
+  expect_has "$ERR" "To regenerate: bt-wallet regen-hotkey --wallet.path $BT_WALLET_PATH --wallet.name w1 --wallet.hotkey h1 --mnemonic" "regen-hotkey hint"
 
   # The layout, modes and formats.
   local d="$BT_WALLET_PATH/w1"
@@ -200,6 +225,7 @@ wallet() {
   run 0 show --decrypt --wallet.name w2 --wallet.hotkey none
   expect_eq "$(field "$OUT" coldkey)" "$cold" "unencrypted coldkey opens without a password"
   expect_eq "$(field "$OUT" hotkey)" "null" "missing hotkey is null"
+  expect_eq "$ERR" "bt-wallet: warning: hotkey \"none\" not found: no file $BT_WALLET_PATH/w2/hotkeys/none" "missing hotkey warning"
   OUT="$(printf '%s\n' "$DEV" | "$BT" regen-hotkey --wallet.name w2 --wallet.hotkey dev --mnemonic -)"
   expect_eq "$(field "$OUT" hotkey)" "5DfhGyQdFobKM8NsWvEeAKk5EQQgYe9AydgJ7rMB6E1EqRzV" "regen-hotkey from stdin"
   expect_error regen-hotkey --wallet.name w2 --wallet.hotkey dev --mnemonic "$DEV"

@@ -27,6 +27,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -189,13 +190,39 @@ bt::json or_null(const std::optional<std::string>& s) {
   return s ? bt::json(*s) : bt::json(nullptr);
 }
 
-void print_mnemonic(const std::string& what, const std::string& phrase) {
-  std::cerr << "\nIMPORTANT: the mnemonic of the new " << what << " is printed below, once.\n"
+/// `s` as one shell word: as is when it has only safe characters, else single-quoted.
+std::string sh_word(const std::string& s) {
+  if (!s.empty() &&
+      s.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-") ==
+          std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// The regen command that recreates the key just made in the same place, followed literally:
+/// --wallet.name always (BT_WALLET_NAME may be unset where it is run), --wallet.hotkey for a
+/// hotkey, --wallet.path (absolute) when it is not the built-in default.
+std::string regen_hint(const bt::wallet& w, bool coldkey) {
+  const auto& c = w.config();
+  std::string out = std::string("bt-wallet regen-") + (coldkey ? "coldkey" : "hotkey");
+  const auto dir = std::filesystem::absolute(w.directory().parent_path());
+  if (dir != std::filesystem::absolute(bt::expand_user(bt::wallet_config{}.path)))
+    out += " --wallet.path " + sh_word(dir.string());
+  out += " --wallet.name " + sh_word(c.name);
+  if (!coldkey) out += " --wallet.hotkey " + sh_word(c.hotkey);
+  return out + " --mnemonic \"<the words>\"";
+}
+
+void print_mnemonic(const bt::wallet& w, bool coldkey, const std::string& phrase) {
+  std::cerr << "\nIMPORTANT: the mnemonic of the new " << (coldkey ? "coldkey" : "hotkey")
+            << " is printed below, once.\n"
             << "Write it down and keep it offline; anyone who has it controls the key, and it is\n"
             << "the only way to recover the key:\n\n"
             << "    " << phrase << "\n\n"
-            << "To regenerate: bt-wallet regen-" << (what == "coldkey" ? "coldkey" : "hotkey")
-            << " --mnemonic \"<the words>\"\n\n"
+            << "To regenerate: " << regen_hint(w, coldkey) << "\n\n"
             << std::flush;
 }
 
@@ -303,17 +330,23 @@ int cmd_show(const wallet_flags& f, bool decrypt) {
   auto cold = w.coldkeypub_ss58(err);
   if (!cold && err.code != bt::make_error_code(bt::key_errc::keyfile_not_found)) fail(err);
   std::optional<std::string> hot;
+  bool hotkey_missing = false;
   {
     auto kp = w.load_hotkey(err);
     if (kp)
       hot = kp->ss58_address();
     else if (err.code == bt::make_error_code(bt::key_errc::keyfile_wrong_password))
       hot = hotkey_address(w, f.hotkey);
-    else if (err.code != bt::make_error_code(bt::key_errc::keyfile_not_found))
+    else if (err.code == bt::make_error_code(bt::key_errc::keyfile_not_found))
+      hotkey_missing = true;
+    else
       fail(err);
   }
   const bool coldkey_exists = ::access(w.coldkey_path().c_str(), F_OK) == 0;
   if (!cold && !hot && !coldkey_exists) fail("no wallet at " + w.directory().string());
+  if (hotkey_missing)  // the JSON keeps "hotkey": null; stderr says which file is missing
+    std::cerr << "bt-wallet: warning: hotkey \"" << f.hotkey << "\" not found: no file "
+              << w.hotkey_path().string() << "\n";
   bt::json out = {{"wallet", f.name},
                   {"path", w.directory().string()},
                   {"coldkeypub", or_null(cold)},
@@ -489,7 +522,7 @@ int run(int argc, char** argv) {
     secret phrase(bt::generate_mnemonic(check_words(n_words)));
     const auto kp = bt::keypair::from_mnemonic(phrase.s);
     const int rc = create_coldkey(w, kp, no_password, overwrite);
-    print_mnemonic("coldkey", phrase.s);
+    print_mnemonic(w, true, phrase.s);
     return rc;
   }
   if (*new_hot) {
@@ -497,7 +530,7 @@ int run(int argc, char** argv) {
     secret phrase(bt::generate_mnemonic(check_words(n_words)));
     const auto kp = bt::keypair::from_mnemonic(phrase.s);
     const int rc = create_hotkey(w, kp, overwrite);
-    print_mnemonic("hotkey", phrase.s);
+    print_mnemonic(w, false, phrase.s);
     return rc;
   }
   if (*regen_cold) {
