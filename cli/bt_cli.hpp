@@ -175,6 +175,24 @@ inline bool read_file(const std::string& path, std::string& out, std::string& wh
   return true;
 }
 
+/// Makes every unsigned-integer option of `app` and its subcommands refuse what is not a plain
+/// non-negative integer: CLI11 itself accepts "-1" for a std::size_t and stores 2^64-1. Appended
+/// after the option's own validators, so an in_range<> message still comes first. parse() calls
+/// it; a tool that calls app.parse itself calls it before.
+inline void strict_unsigned(CLI::App& app) {
+  for (CLI::Option* o : app.get_options([](const CLI::Option*) { return true; })) {
+    if (o->get_type_name().rfind("UINT", 0) != 0) continue;
+    o->check(CLI::Validator(
+        [](std::string& in) -> std::string {
+          if (detail::parse_value<unsigned long long>(in)) return {};
+          return "expected a non-negative integer, got '" + in + "'";
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    strict_unsigned(*sub);
+}
+
 /// The message for a usage error of `app` (see the top of this file); without a trailing newline.
 inline std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
   const std::string what = e.what();
@@ -231,6 +249,7 @@ inline std::string usage_message(const CLI::App& app, const CLI::ParseError& e) 
 /// printed to `err` as "<tool>: <message>" and a line pointing to --help.
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv,
                                 std::ostream& err = std::cerr) {
+  strict_unsigned(app);
   try {
     app.parse(argc, argv);
     return std::nullopt;

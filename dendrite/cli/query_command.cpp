@@ -223,7 +223,8 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
                 "Hotkey name (default BT_WALLET_HOTKEY or default)");
   q->add_option("--external-ip", cfg.external_ip,
                 "bt_header_dendrite_ip value (default: the local address of each connection)");
-  q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)");
+  q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)")
+      ->check(positive<std::size_t>());
   q->add_flag("--dynamic", cfg.dynamic,
               "Treat --synapse as a dynamic type even when the name is a known one");
   q->add_flag("--stream", cfg.stream,

@@ -508,6 +508,7 @@ int run(int argc, char** argv) {
   encode->add_option("--public-key", public_key, "0x + 64 hex digits")->required();
   encode->add_option("--format", ss58_format, "SS58 format, 0..16383")->capture_default_str();
 
+  bt::cli::strict_unsigned(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Bad usage of a tool: exit status 2 and a message on stderr that names the problem (the flag and
+# what it expects, the unknown command and the commands there are, the reason a file cannot be
+# read); --help exits 0. Usage: usage_errors_test.sh bt-axon|bt-dendrite|bt-ping <binary>
+# (bt-wallet answers in JSON: tests/tools/wallet_cli_test.sh checks it.) Needs bash and coreutils;
+# a temporary directory is removed on exit, and a started bt-axon is stopped.
+set -euo pipefail
+
+TOOL="$1"
+BIN="$2"
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-usage-XXXXXX")"
+AXON_PID=""
+cleanup() {
+  if [[ -n "$AXON_PID" ]]; then kill "$AXON_PID" 2>/dev/null || true; wait "$AXON_PID" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_AXON_IP BT_AXON_PORT
+export HOME="$TMP/home"
+
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# usage <expected stderr fragment> <args...>: exit status 2 and the fragment on stderr.
+usage() {
+  local want="$1"; shift
+  local rc=0
+  timeout 60 "$BIN" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+  local err; err="$(cat "$TMP/err")"
+  [[ "$rc" == 2 ]] || fail "$TOOL $*: exit status $rc, expected 2 (stderr: $err)"
+  [[ "$err" == *"$want"* ]] || fail "$TOOL $*: stderr '$err' does not contain '$want'"
+}
+help_ok() {
+  local rc=0
+  timeout 60 "$BIN" --help >"$TMP/out" 2>&1 </dev/null || rc=$?
+  [[ "$rc" == 0 ]] || fail "$TOOL --help: exit status $rc"
+}
+
+case "$TOOL" in
+  bt-axon)
+    help_ok
+    usage "bt-axon: --axon.port: expected an integer from 0 to 65535, got 'abc'" --axon.port abc
+    usage "--axon.port: expected an integer from 0 to 65535, got '70000'" --axon.port 70000
+    usage "--axon.header_timeout: expected a number from 0.01 to 3600, got 'soon'" --axon.header_timeout soon
+    usage "unknown option '--axon.prot' for bt-axon" --axon.prot 1
+    usage "--axon.ip 'bad host!': not an IP address or a host name; give an IP address such as 127.0.0.1" --axon.ip 'bad host!'
+    usage "--axon.ip 'nosuch.invalid': the host name does not resolve" --axon.ip nosuch.invalid
+    # A host name that resolves is served on its address: the ready line carries the literal.
+    mkfifo "$TMP/ready"
+    "$BIN" --uri //Bob --axon.ip localhost --axon.port 0 >"$TMP/ready" 2>"$TMP/axon.err" &
+    AXON_PID=$!
+    line=""
+    read -r -t 60 line <"$TMP/ready" || true
+    [[ "$line" == *'"ip":"127.0.0.1"'* || "$line" == *'"ip":"::1"'* ]] ||
+      fail "bt-axon --axon.ip localhost: ready line '$line' (stderr: $(cat "$TMP/axon.err"))"
+    kill -TERM "$AXON_PID"
+    rc=0; wait "$AXON_PID" || rc=$?
+    AXON_PID=""
+    [[ "$rc" == 0 ]] || fail "bt-axon --axon.ip localhost: exit status $rc after SIGTERM"
+    grep -q "the host name resolved to" "$TMP/axon.err" || fail "bt-axon: no log line for the resolved name: $(cat "$TMP/axon.err")"
+    ;;
+  bt-dendrite)
+    help_ok
+    usage "bt-dendrite: unknown command 'qeury'; bt-dendrite has: encode, query" qeury --uri //Alice
+    usage "a command is required; bt-dendrite has: encode, query"
+    usage "--timeout: expected a number, got 'abc'" query --timeout abc
+    usage "--concurrency: expected a positive integer, got '-1'" query --concurrency -1
+    usage "--concurrency: expected a positive integer, got '0'" query --concurrency 0
+    usage "unknown option '--axon.ip' for bt-dendrite query" query --axon.ip 1
+    usage "--axons: cannot read $TMP/none.json: No such file or directory" query --uri //Alice --axons "$TMP/none.json"
+    usage "--axons: cannot read $TMP: Is a directory" query --uri //Alice --axons "$TMP"
+    ;;
+  bt-ping)
+    help_ok
+    usage "bt-ping: --count: expected a positive integer, got 'abc'" --count abc
+    usage "--count: expected a positive integer, got '0'" --count 0
+    usage "--concurrency: expected a positive integer, got 'x'" --concurrency x
+    usage "--timeout: expected a positive number, got '-1'" --timeout -1
+    usage "--warmup: expected a non-negative integer, got 'many'" --warmup many
+    usage "--connections: expected a non-negative integer, got '-1'" --connections -1
+    usage "unknown option '--cout' for bt-ping" --cout 3
+    [[ "$(cat "$TMP/err")" != *e+308* ]] || fail "bt-ping: a range printed as 1.79e+308"
+    ;;
+  *) echo "usage: $0 bt-axon|bt-dendrite|bt-ping <binary>" >&2; exit 2 ;;
+esac
+
+if ((failures)); then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "$TOOL usage errors: all checks passed"
