@@ -17,3 +17,11 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
                    $<TARGET_FILE:bt-ping>)
   set_tests_properties("tools: bt-ping usage errors" PROPERTIES TIMEOUT 120)
 endif()
+
+# The shared header itself (cli/bt_cli.hpp), on small CLI11 apps: "tools: bt_cli: ...".
+if(TARGET bt_cli)
+  add_executable(bt_cli_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/bt_cli_test.cpp)
+  target_link_libraries(bt_cli_test PRIVATE bt_test_main bt_cli)
+  bt_target_defaults(bt_cli_test)
+  catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
+endif()
