@@ -25,7 +25,9 @@
 #include <bt_cli.hpp>
 
 #include <unistd.h>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -154,6 +156,19 @@ int main(int argc, char** argv) {
                  "I/O threads of the dendrite (default 1)");
   // Bad usage exits 2 with a message naming the flag, as every tool does (bt_cli.hpp).
   if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
+  // Output files are checked before a run that may take minutes, not after it: opened for
+  // appending (created if missing, written over at the end).
+  for (const auto& [flag, path] :
+       {std::pair{"--json", &cfg.json_file}, std::pair{"--histogram", &cfg.histogram_file}}) {
+    if (path->empty()) continue;
+    std::FILE* f = std::fopen(path->c_str(), "ab");
+    if (!f) {
+      std::cerr << "bt-ping: " << flag << ": cannot write " << *path << ": " << std::strerror(errno)
+                << "\n";
+      return 2;
+    }
+    std::fclose(f);
+  }
 
   if (cfg.axon_cpu_seconds > 0 || cfg.memory) {
     if (!cfg.target.empty()) {

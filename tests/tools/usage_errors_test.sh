@@ -80,6 +80,9 @@ case "$TOOL" in
     usage "--connections: expected a non-negative integer, got '-1'" --connections -1
     usage "unknown option '--cout' for bt-ping" --cout 3
     [[ "$(cat "$TMP/err")" != *e+308* ]] || fail "bt-ping: a range printed as 1.79e+308"
+    # An output file that cannot be written is refused before the run, with the reason.
+    usage "bt-ping: --json: cannot write $TMP/no/such/ping.json: No such file or directory" --count 1 --json "$TMP/no/such/ping.json"
+    usage "bt-ping: --histogram: cannot write $TMP: Is a directory" --count 1 --histogram "$TMP"
     ;;
   *) echo "usage: $0 bt-axon|bt-dendrite|bt-ping <binary>" >&2; exit 2 ;;
 esac
