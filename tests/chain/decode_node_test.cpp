@@ -13,6 +13,7 @@
 #include <bt/ss58.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
 
 #include "recorded_session.hpp"
 
@@ -30,24 +31,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "bt-chain-decode-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using bt::test::shell_quote;
+using bt::test::temp_dir;
 
 std::string dec(bt::uint128_t v) {
   if (v == 0) return "0";
@@ -220,7 +205,7 @@ bt::json run_peer(const fs::path& ipv6_file, const fs::path& out_dir) {
 TEST_CASE("metagraph decode agrees with @polkadot/types on every field of the recorded answers",
           "[metagraph][node]") {
   bt::init_crypto();
-  temp_dir dir;
+  temp_dir dir("bt-chain-decode");
 
   // IPv6 values with runs of zero groups of every length and position (each group zero with
   // probability 1/2), for the RFC 5952 compression; IPv4-mapped values excluded (see below).

@@ -8,6 +8,8 @@
 #include <bt/json.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
+
 #include <chain/metadata_vectors.hpp>
 #include <support/dev_keys.hpp>
 
@@ -23,24 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "bt-chain-extrinsic-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using bt::test::shell_quote;
+using bt::test::temp_dir;
 
 std::string dec(unsigned __int128 v) {
   if (v == 0) return "0";
@@ -95,7 +81,7 @@ TEST_CASE("extrinsic: @polkadot/types decodes our serve_axon extrinsic and verif
     all.push_back(std::move(b));
   }
 
-  temp_dir tmp;
+  temp_dir tmp("bt-chain-extrinsic");
   const fs::path cases_path = tmp.path / "cases.json";
   const fs::path out_path = tmp.path / "out.json";
   std::ofstream(cases_path) << cases.dump();

@@ -14,6 +14,7 @@
 #include "support/vectors.hpp"
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -30,31 +31,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using bt::test::shell_quote;
+using bt::test::temp_dir;
+
 using namespace std::chrono_literals;
 
 constexpr const char* head_hash =
     "0xdb13c066e2c63969f140164fb3bfe7a0aaa7b71407fc0fe525d68e57329ef9d0";
 constexpr const char* genesis =
     "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03";
-
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "bt-serve-axon-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 struct run_result {
   int status = -1;
@@ -129,7 +114,7 @@ TEST_CASE(
     INFO("tests/node/node_modules is missing: run scripts/setup (npm ci)");
     REQUIRE(fs::exists(node_dir / "node_modules" / "@polkadot" / "types"));
   }
-  temp_dir tmp;
+  temp_dir tmp("bt-serve-axon");
   bt::json cases = bt::json::array();
   std::vector<bt::json> printed;
   int i = 0;
@@ -197,7 +182,7 @@ TEST_CASE(
 }
 
 TEST_CASE("bt-chain serve-axon refuses locally what the chain would refuse", "[chain][cli]") {
-  temp_dir tmp;
+  temp_dir tmp("bt-serve-axon");
   // No node at all: the refusal comes before any connection.
   for (const std::string& bad :
        {std::string("--ip 127.0.0.1 --port 8091"), std::string("--ip 0.0.0.0 --port 8091"),

@@ -5,6 +5,8 @@
 #include <bt/keypair.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
+
 #include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
@@ -15,6 +17,8 @@
 #include <set>
 
 namespace {
+
+using bt::test::temp_dir;
 
 std::vector<std::uint8_t> unhex(const std::string& s) {
   auto v = bt::from_hex(s);
@@ -53,19 +57,6 @@ void check_keypair(const bt::keypair& kp, const bt::json& expected) {
           expected.at("secret_key_btwallet_hex_64").get<std::string>());
   }
 }
-
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "bt-keyfile-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 
@@ -296,7 +287,7 @@ TEST_CASE("encrypted formats other than NaCl are reported as unsupported", "[key
 }
 
 TEST_CASE("keyfile writes are atomic, 0600, and never clobber unless asked", "[keyfile]") {
-  temp_dir dir;
+  temp_dir dir("bt-keyfile-test");
   const auto path = dir.path / "hotkey";
   bt::error err;
   const std::string first = "first", second = "second";

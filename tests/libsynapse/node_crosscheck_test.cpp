@@ -10,6 +10,8 @@
 #include <bt/keypair.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
+
 #include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
@@ -27,22 +29,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using bt::test::shell_quote;
+using bt::test::temp_dir;
+
 constexpr int our_signatures = 300;       // verified by both node verifiers
 constexpr int node_signing_rounds = 150;  // each gives two signatures (polkadot-js and wasm)
 constexpr int tampered = 20;
-
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "bt-node-crosscheck-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::vector<std::uint8_t> random_bytes(std::size_t n) {
   std::vector<std::uint8_t> v(n);
@@ -62,12 +54,6 @@ std::vector<std::uint8_t> random_message() {
 }
 
 using bt::test::hex;
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 struct key {
   bt::sr25519::secret_key secret;
@@ -103,7 +89,7 @@ TEST_CASE("sr25519 cross-check with polkadot-js and schnorrkel (wasm) in node", 
     keys.push_back(k);
   }
 
-  temp_dir dir;
+  temp_dir dir("bt-node-crosscheck");
   std::ofstream req(dir.path / "requests.jsonl");
   int id = 0;
   struct verify_expect {

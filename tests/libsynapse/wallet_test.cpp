@@ -6,6 +6,8 @@
 #include <bt/mnemonic.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
+
 #include <support/vectors.hpp>
 
 #include <sys/stat.h>
@@ -15,18 +17,7 @@
 
 namespace {
 
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "bt-wallet-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
+using bt::test::temp_dir;
 
 unsigned mode_of(const std::filesystem::path& p) {
   struct stat st {};
@@ -95,7 +86,7 @@ TEST_CASE("wallet layout, defaults and environment", "[wallet]") {
 
 TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directories",
           "[wallet][argon2]") {
-  temp_dir tmp;
+  temp_dir tmp("bt-wallet-test");
   const bt::wallet w(
       bt::wallet_config{.path = (tmp.path / "wallets").string(), .name = "alice", .hotkey = "hk1"});
   bt::error err;
@@ -176,7 +167,7 @@ TEST_CASE("a wallet written here reads back, with 0600 files and 0700 directorie
 
 TEST_CASE("wallet reads files written by btwallet and by bittensor 7", "[wallet]") {
   const auto v = bt::test::load_vectors("keyfiles.json");
-  temp_dir tmp;
+  temp_dir tmp("bt-wallet-test");
   const bt::wallet w(bt::wallet_config{.path = tmp.path.string(), .name = "w", .hotkey = "h"});
   std::filesystem::create_directories(w.directory() / "hotkeys");
   auto put = [](const std::filesystem::path& p, const std::string& text) {
