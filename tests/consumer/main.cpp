@@ -1,8 +1,12 @@
 // Uses the installed package the way a subnet's code would: starts an axon on a free loopback
 // port, sends it one signed Dummy query with the dendrite, and checks the answer (status 200,
 // dummy_output = 2 * dummy_input). Prints "status <code> output <value>" (run.cmake checks the
-// line too) and exits 1 on any mismatch.
+// line too) and exits 1 on any mismatch. It also round-trips a SCALE compact and hashes a storage
+// prefix through bt::chain, so that the chain library and its dependencies link from the package.
 #include <bt/axon.hpp>
+#include <bt/chain/hashing.hpp>
+#include <bt/chain/scale_reader.hpp>
+#include <bt/chain/scale_writer.hpp>
 #include <bt/dendrite.hpp>
 #include <bt/examples/dummy.hpp>
 #include <bt/keypair.hpp>
@@ -10,6 +14,14 @@
 #include <iostream>
 
 int main() {
+  bt::scale_writer w;
+  w.compact(1u << 30);  // the smallest value of the compact's big-integer mode
+  bt::scale_reader r(w.data());
+  if (r.compact("value") != (1u << 30) || !r.at_end() || bt::twox128("Axons").size() != 16) {
+    std::cerr << "consumer: bt::chain round trip failed\n";
+    return 1;
+  }
+
   using bt::examples::dummy;
   bt::axon axon(bt::keypair::from_uri("//Bob"), bt::axon_options::loopback());
   axon.attach<dummy>([](dummy& d) { d.dummy_output = d.dummy_input * 2; });
