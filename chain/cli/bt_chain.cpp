@@ -4,12 +4,14 @@
 #include "metagraph_command.hpp"
 #include "serve_axon_command.hpp"
 
-#include <CLI/CLI.hpp>
+#include <bt/json.hpp>
+
+#include <bt_cli.hpp>
 
 #include <iostream>
 
 int main(int argc, char** argv) {
-  CLI::App app{"bt-chain: read a subnet's metagraph from subtensor"};
+  CLI::App app{"bt-chain: read a subnet's metagraph from subtensor and publish an axon"};
   app.require_subcommand(1);
 
   bt::cli::metagraph_config metagraph_cfg;
@@ -17,10 +19,16 @@ int main(int argc, char** argv) {
   bt::cli::serve_axon_config serve_axon_cfg;
   auto* serve_axon = bt::cli::add_serve_axon_command(app, serve_axon_cfg);
 
+  // --help is 0. Any usage error is 2 with one JSON object on stderr, as every other failure of
+  // bt-chain: {"error": "<the option, what it expects and what it got>"}.
+  bt::cli::strict_unsigned(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; any usage error is 2
+    std::cerr << bt::json{{"error", bt::cli::usage_message(app, e)}}.dump() << std::endl;
+    return 2;
   }
 
   if (metagraph->parsed()) return bt::cli::run_metagraph(metagraph_cfg, std::cout, std::cerr);

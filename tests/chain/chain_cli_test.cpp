@@ -113,6 +113,33 @@ TEST_CASE("bt-chain metagraph prints a table without --json", "[chain][cli]") {
   CHECK(r.out.find("192.222.59.109:6028") != std::string::npos);
 }
 
+TEST_CASE("bt-chain: usage errors exit 2 with a JSON error naming the word or the option",
+          "[chain][cli]") {
+  SECTION("a misspelt command: named, with the commands there are") {
+    auto r = run("metagrap --netuid 1");
+    CHECK(r.status == 2);
+    const std::string msg = bt::json::parse(r.err).at("error").get<std::string>();
+    CHECK(msg.find("unknown command 'metagrap'") != std::string::npos);
+    CHECK(msg.find("metagraph") != std::string::npos);
+    CHECK(msg.find("serve-axon") != std::string::npos);
+  }
+  SECTION("a value that is not a number, and a negative one for an unsigned option") {
+    for (const char* bad : {"abc", "-1"}) {
+      CAPTURE(bad);
+      auto r = run(std::string("metagraph --netuid ") + bad);
+      CHECK(r.status == 2);
+      const std::string msg = bt::json::parse(r.err).at("error").get<std::string>();
+      CHECK(msg.find("--netuid") != std::string::npos);
+      CHECK(msg.find(bad) != std::string::npos);
+    }
+  }
+  SECTION("--help is not an error") {
+    auto r = run("--help");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("serve-axon") != std::string::npos);
+  }
+}
+
 TEST_CASE("bt-chain metagraph: failures exit 2 with a JSON error naming what failed",
           "[chain][cli]") {
   SECTION("an unknown network name") {
