@@ -4,7 +4,6 @@
 #include <bt/chain/serve_axon.hpp>
 #include <bt/json.hpp>
 #include <bt/version.hpp>
-#include <bt/wallet.hpp>
 
 #include <optional>
 #include <ostream>
@@ -20,33 +19,6 @@ int fail(std::ostream& err, const std::string& message) {
   return 2;
 }
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-keypair load_hotkey(const serve_axon_config& cfg) {
-  error err;
-  if (!cfg.uri.empty()) {
-    if (!cfg.wallet_path.empty() || !cfg.wallet_name.empty() || !cfg.wallet_hotkey.empty())
-      throw usage_error("--uri and --wallet.* are exclusive");
-    auto k = keypair::from_uri(cfg.uri, crypto_type::sr25519, err);
-    if (!k) throw usage_error("--uri: " + err.message());
-    return std::move(*k);
-  }
-  wallet_config wc = wallet_config::from_env();
-  if (!cfg.wallet_path.empty()) wc.path = cfg.wallet_path;
-  if (!cfg.wallet_name.empty()) wc.name = cfg.wallet_name;
-  if (!cfg.wallet_hotkey.empty()) wc.hotkey = cfg.wallet_hotkey;
-  try {
-    wallet w(wc);
-    auto k = w.load_hotkey(err);
-    if (!k) throw usage_error("hotkey " + w.hotkey_path().string() + ": " + err.message());
-    return std::move(*k);
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(e.what());
-  }
-}
-
 }  // namespace
 
 CLI::App* add_serve_axon_command(CLI::App& app, serve_axon_config& cfg) {
@@ -60,13 +32,7 @@ CLI::App* add_serve_axon_command(CLI::App& app, serve_axon_config& cfg) {
   cmd->add_option("--axon.version", cfg.version,
                   "AxonInfo.version (default: bittensor's version_as_int this build speaks)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{4294967295}));
-  cmd->add_option("--uri", cfg.uri, "Sign with the key of this secret URI (e.g. //Alice)");
-  cmd->add_option("--wallet.path", cfg.wallet_path,
-                  "Wallet directory (default BT_WALLET_PATH or ~/.bittensor/wallets)");
-  cmd->add_option("--wallet.name", cfg.wallet_name,
-                  "Wallet name (default BT_WALLET_NAME or default)");
-  cmd->add_option("--wallet.hotkey", cfg.wallet_hotkey,
-                  "Hotkey name (default BT_WALLET_HOTKEY or default)");
+  add_key_flags(*cmd, cfg.keys);
   cmd->add_flag("--dry-run", cfg.dry_run, "Print the signed extrinsic as JSON; submit nothing");
   cmd->add_option("--confirm-timeout", cfg.confirm_timeout,
                   "Seconds to wait for the axon to show in storage after submitting (default 60)")
@@ -93,8 +59,8 @@ int run_serve_axon(const serve_axon_config& cfg, std::ostream& out, std::ostream
   }
   std::optional<keypair> hotkey;
   try {
-    hotkey.emplace(load_hotkey(cfg));
-  } catch (const usage_error& e) {
+    hotkey.emplace(signing_hotkey(cfg.keys));
+  } catch (const std::invalid_argument& e) {
     return fail(err, e.what());
   }
   error eerr;

@@ -13,6 +13,8 @@
 // failed (a refused argument, the endpoint, the method, the decode offset).
 #pragma once
 
+#include <signing_key.hpp>
+
 #include "endpoint_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -30,10 +32,7 @@ struct serve_axon_config {
   int port = 0;
   int protocol = 4;
   std::int64_t version = 0;  ///< 0: this library's bittensor version_as_int
-  std::string uri;
-  std::string wallet_path;
-  std::string wallet_name;
-  std::string wallet_hotkey;
+  key_flags keys;            ///< --uri or --wallet.*: the hotkey that signs
   bool dry_run = false;
   double confirm_timeout = 60.0;
 };

@@ -8,7 +8,6 @@
 #include <bt/examples/word_stream.hpp>
 #include <bt/json_body.hpp>
 #include <bt/keypair.hpp>
-#include <bt/wallet.hpp>
 
 #include <bt_cli.hpp>
 
@@ -78,23 +77,8 @@ std::vector<axon_info> load_axons_file(const std::string& path) {
 }
 
 keypair load_signer(const query_config& cfg) {
-  error err;
-  if (!cfg.uri.empty()) {
-    if (!cfg.wallet_path.empty() || !cfg.wallet_name.empty() || !cfg.wallet_hotkey.empty())
-      throw usage_error{"--uri and --wallet.* are exclusive"};
-    auto k = keypair::from_uri(cfg.uri, crypto_type::sr25519, err);
-    if (!k) throw usage_error{"--uri: " + err.message()};
-    return std::move(*k);
-  }
-  wallet_config wc = wallet_config::from_env();
-  if (!cfg.wallet_path.empty()) wc.path = cfg.wallet_path;
-  if (!cfg.wallet_name.empty()) wc.name = cfg.wallet_name;
-  if (!cfg.wallet_hotkey.empty()) wc.hotkey = cfg.wallet_hotkey;
   try {
-    wallet w(wc);
-    auto k = w.load_hotkey(err);
-    if (!k) throw usage_error{"hotkey " + w.hotkey_path().string() + ": " + err.message()};
-    return std::move(*k);
+    return signing_hotkey(cfg.keys);
   } catch (const std::invalid_argument& e) {
     throw usage_error{e.what()};
   }
@@ -213,14 +197,7 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
   q->add_option("--hash-fields", cfg.hash_fields,
                 "required_hash_fields of a dynamic synapse, in order");
   q->add_option("--timeout", cfg.timeout, "Total deadline per call in seconds (default 12)");
-  q->add_option("--uri", cfg.uri,
-                "Sign with the key of this secret URI (e.g. //Alice) instead of a wallet");
-  q->add_option("--wallet.path", cfg.wallet_path,
-                "Wallet directory (default BT_WALLET_PATH or ~/.bittensor/wallets)");
-  q->add_option("--wallet.name", cfg.wallet_name,
-                "Wallet name (default BT_WALLET_NAME or default)");
-  q->add_option("--wallet.hotkey", cfg.wallet_hotkey,
-                "Hotkey name (default BT_WALLET_HOTKEY or default)");
+  add_key_flags(*q, cfg.keys);
   q->add_option("--external-ip", cfg.external_ip,
                 "bt_header_dendrite_ip value (default: the local address of each connection)");
   q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)")

@@ -11,6 +11,8 @@
 // Exit status: 0 when every answer was 200, 1 otherwise, 2 for bad usage.
 #pragma once
 
+#include <signing_key.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <optional>
@@ -28,14 +30,11 @@ struct query_config {
   std::vector<std::string> required;     ///< --required NAME... (dynamic types)
   std::vector<std::string> hash_fields;  ///< --hash-fields NAME... (dynamic types)
   double timeout = 12.0;                 ///< --timeout seconds
-  std::string uri;                       ///< --uri: sign with this secret URI instead of a wallet
-  std::string wallet_path;    ///< --wallet.path (default BT_WALLET_PATH or ~/.bittensor/wallets)
-  std::string wallet_name;    ///< --wallet.name
-  std::string wallet_hotkey;  ///< --wallet.hotkey
-  std::string external_ip;    ///< --external-ip: the bt_header_dendrite_ip value
-  std::size_t concurrency = 256;  ///< --concurrency: calls in flight at once
-  bool stream = false;            ///< --stream: call_stream, items printed as they arrive
-  bool dynamic = false;           ///< --dynamic: describe even a known name by the flags
+  key_flags keys;                        ///< --uri or --wallet.*: the signing hotkey
+  std::string external_ip;               ///< --external-ip: the bt_header_dendrite_ip value
+  std::size_t concurrency = 256;         ///< --concurrency: calls in flight at once
+  bool stream = false;                   ///< --stream: call_stream, items printed as they arrive
+  bool dynamic = false;                  ///< --dynamic: describe even a known name by the flags
 };
 
 /// Adds the `query` subcommand to `app`; `cfg` must outlive the parse. Returns the subcommand
