@@ -8,6 +8,7 @@
 #include <bt/examples/word_stream.hpp>
 #include <bt/json_body.hpp>
 #include <bt/keypair.hpp>
+#include <bt/ss58.hpp>
 
 #include <bt_cli.hpp>
 
@@ -27,6 +28,15 @@ namespace {
 struct usage_error {
   std::string message;
 };
+
+/// Refuses a target whose hotkey is not an SS58 address (a typo would otherwise be sent, signed
+/// for a key nobody holds, and end in the axon's 401); `where` names the argument.
+void check_hotkey(const axon_info& a, const std::string& where) {
+  std::error_code ec;
+  if (!ss58::decode(a.hotkey, ec))
+    throw usage_error{where + ": hotkey '" + a.hotkey + "' is not an SS58 address (" +
+                      ec.message() + ")"};
+}
 
 /// "IP:PORT:HOTKEY", split from the right so that IPv6 ("[::1]:8091:5F..." or "::1:8091:5F...")
 /// works.
@@ -55,6 +65,7 @@ axon_info parse_axon_flag(const std::string& text) {
   if (ip.empty() || a.hotkey.empty())
     throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
   a.port = static_cast<std::uint16_t>(p);
+  check_hotkey(a, "--axon '" + text + "'");
   return a;
 }
 
@@ -71,6 +82,7 @@ std::vector<axon_info> load_axons_file(const std::string& path) {
     axon_info a;
     if (error e = axon_info_from_json(j[i], a); e)
       throw usage_error{"--axons " + path + " [" + std::to_string(i) + "]: " + e.message()};
+    check_hotkey(a, "--axons " + path + " [" + std::to_string(i) + "]");
     out.push_back(std::move(a));
   }
   return out;
@@ -92,7 +104,9 @@ json parse_fields(const query_config& cfg) {
   return j;
 }
 
-/// Sets each field value of `s` from --fields through the type's own field operations.
+/// Sets each field value of `s` from --fields through the type's own field operations, then
+/// refuses a required field left unset (Python cannot build such a synapse; sending its default
+/// would hide the omission).
 void assign_fields(const synapse_descriptor& d, synapse& s, const json& fields) {
   for (auto it = fields.begin(); it != fields.end(); ++it) {
     const field_descriptor* f = d.find(it.key());
@@ -101,6 +115,10 @@ void assign_fields(const synapse_descriptor& d, synapse& s, const json& fields) 
     if (!f->ops->from_json(s, *f, it.value(), why))
       throw usage_error{"--fields: " + it.key() + ": " + why};
   }
+  for (const field_descriptor& f : d.fields())
+    if (f.required() && !fields.contains(f.name))
+      throw usage_error{"--fields: " + d.name() + " requires '" + f.name + "' (e.g. --fields '{\"" +
+                        f.name + "\": ...}')"};
 }
 
 double percentile(std::vector<double> v, double p) {

@@ -136,13 +136,52 @@ TEST_CASE("bt-dendrite query: a dynamic synapse and a wallet signer", "[dendrite
 }
 
 TEST_CASE("bt-dendrite query: bad usage exits 2", "[dendrite][cli]") {
+  // A well-formed target (Bob's address, nothing listening): each case fails for its own reason.
+  const std::string target = "127.0.0.1:1:" + bt::keypair::from_uri("//Bob").ss58_address();
   CHECK(run("query --uri //Alice").status == 2);                  // no target
   CHECK(run("query --axon nonsense --uri //Alice").status == 2);  // bad target
-  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --fields '[1]'").status == 2);
-  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --synapse Dummy --fields '{\"nope\": 1}'")
+  CHECK(run("query --axon " + target + " --uri //Alice --fields '[1]'").status == 2);
+  CHECK(run("query --axon " + target + " --uri //Alice --synapse Dummy --fields '{\"nope\": 1}'")
             .status == 2);
-  CHECK(run("query --axon 127.0.0.1:1:5F --uri not-a-uri-//").status == 2);
+  CHECK(run("query --axon " + target + " --uri not-a-uri-//").status == 2);
   CHECK(run("query --axons /nonexistent/axons.json --uri //Alice").status == 2);
   CHECK(run("query --no-such-flag").status == 2);
-  CHECK(run("query --axon 127.0.0.1:1:5F --uri //Alice --timeout -1").status == 2);
+  CHECK(run("query --axon " + target + " --uri //Alice --timeout -1").status == 2);
+}
+
+TEST_CASE("bt-dendrite query: a target's hotkey must be an SS58 address", "[dendrite][cli]") {
+  SECTION("--axon: a word, and an address with a broken checksum") {
+    std::string bad = bt::keypair::from_uri("//Bob").ss58_address();
+    bad.back() = bad.back() == 'a' ? 'b' : 'a';
+    for (const std::string& hotkey : {std::string("hello"), bad}) {
+      CAPTURE(hotkey);
+      const auto r = run("query --axon 127.0.0.1:18091:" + hotkey + " --uri //Alice 2>&1");
+      CHECK(r.status == 2);
+      CHECK(r.out.find("hotkey '" + hotkey + "' is not an SS58 address") != std::string::npos);
+    }
+  }
+  SECTION("--axons: the entry is named") {
+    const auto dir = std::filesystem::temp_directory_path() / "bt-query-hotkey-test";
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "axons.json";
+    std::ofstream(file) << R"([{"ip": "127.0.0.1", "port": 18091, "ip_type": 4, "hotkey": "nope",
+                              "coldkey": "", "version": 0, "protocol": 4, "placeholder1": 0,
+                              "placeholder2": 0}])";
+    const auto r = run("query --axons " + file.string() + " --uri //Alice 2>&1");
+    CHECK(r.status == 2);
+    CHECK(r.out.find("[0]: hotkey 'nope' is not an SS58 address") != std::string::npos);
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST_CASE("bt-dendrite query: a required field missing from --fields is refused by name",
+          "[dendrite][cli]") {
+  const std::string target = "127.0.0.1:1:" + bt::keypair::from_uri("//Bob").ss58_address();
+  auto r = run("query --axon " + target + " --uri //Alice --synapse Dummy 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.out.find("Dummy requires 'dummy_input'") != std::string::npos);
+  r = run("query --axon " + target + " --uri //Alice --synapse Other --fields '{\"a\": 1}'" +
+          " --required b 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.out.find("Other requires 'b'") != std::string::npos);
 }
