@@ -3,6 +3,7 @@
 // Registered by tests/chain_cli.cmake.
 #include <bt/json.hpp>
 
+#include "chain/run_bt_chain.hpp"
 #include "proc.hpp"
 #include "support/vectors.hpp"
 
@@ -20,34 +21,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct run_result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-/// Runs bt-chain with `args` (shell-quoted); stdout and stderr captured separately.
-run_result run(const std::string& args) {
-  // One file per process and call: ctest may run these test cases in parallel.
-  static int calls = 0;
-  const std::string err_file = bt::test::binary_dir() + "/chain_cli_test." +
-                               std::to_string(::getpid()) + "." + std::to_string(++calls) +
-                               ".stderr";
-  const std::string cmd = std::string(BT_CHAIN_EXE) + " " + args + " 2>" + err_file;
-  run_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 65536> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  if (FILE* e = std::fopen(err_file.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
-    std::fclose(e);
-  }
-  std::remove(err_file.c_str());
-  return r;
+/// bt-chain with `args`: status, stdout, stderr.
+bt::test::bt_chain_result run(const std::string& args) {
+  return bt::test::run_bt_chain(args);
 }
 
 /// The fake-subtensor program on port 0; url() from its first stdout line.

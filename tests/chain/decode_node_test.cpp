@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <support/temp_dir.hpp>
 
+#include "polkadot_peer.hpp"
 #include "recorded_session.hpp"
 
 #include <stdlib.h>
@@ -170,34 +171,13 @@ struct differ {
 };
 
 bt::json run_peer(const fs::path& ipv6_file, const fs::path& out_dir) {
-  const fs::path node_dir = fs::path(bt::test::source_dir()) / "tests" / "node";
-  const fs::path script = node_dir / "chain_decode_peer.mjs";
   const fs::path vectors = fs::path(bt::test::vectors_dir()) / "chain";
-  REQUIRE(fs::exists(script));
-  INFO("node_modules missing: run scripts/setup (npm ci in tests/node)");
-  REQUIRE(fs::exists(node_dir / "node_modules" / "@polkadot" / "types" / "package.json"));
-  INFO("node not found on PATH");
-  REQUIRE(std::system("node --version > /dev/null 2>&1") == 0);
   const fs::path out = out_dir / "polkadot.json";
-  const fs::path err = out_dir / "stderr.txt";
-  // `timeout` bounds the run: a hung peer fails the test instead of hanging it.
-  const std::string cmd = "cd " + shell_quote(node_dir.string()) + " && timeout 120 node " +
-                          shell_quote(script.string()) + " " +
-                          shell_quote((vectors / "session_sn1_block6852690.json").string()) + " " +
-                          shell_quote((vectors / "metadata_v15_spec343.hex").string()) + " " +
-                          shell_quote(out.string()) + " " + shell_quote(ipv6_file.string()) +
-                          " 2> " + shell_quote(err.string());
-  const int rc = std::system(cmd.c_str());
-  std::ifstream e(err);
-  std::stringstream es;
-  es << e.rdbuf();
-  INFO("peer stderr: " << es.str());
-  REQUIRE(rc == 0);
-  std::ifstream in(out);
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return bt::json::parse(ss.str());
+  return bt::test::run_polkadot_peer(
+      "chain_decode_peer.mjs",
+      {(vectors / "session_sn1_block6852690.json").string(),
+       (vectors / "metadata_v15_spec343.hex").string(), out.string(), ipv6_file.string()},
+      out);
 }
 
 }  // namespace

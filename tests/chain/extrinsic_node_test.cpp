@@ -11,6 +11,7 @@
 #include <support/temp_dir.hpp>
 
 #include <chain/metadata_vectors.hpp>
+#include <chain/polkadot_peer.hpp>
 #include <support/dev_keys.hpp>
 
 #include <stdlib.h>
@@ -85,23 +86,8 @@ TEST_CASE("extrinsic: @polkadot/types decodes our serve_axon extrinsic and verif
   const fs::path cases_path = tmp.path / "cases.json";
   const fs::path out_path = tmp.path / "out.json";
   std::ofstream(cases_path) << cases.dump();
-  const fs::path node_dir = fs::path(BT_SOURCE_DIR) / "tests" / "node";
-  {
-    INFO("tests/node/node_modules is missing: run scripts/setup (npm ci)");
-    REQUIRE(fs::exists(node_dir / "node_modules" / "@polkadot" / "types"));
-  }
-  {
-    INFO("node not found on PATH");
-    REQUIRE(std::system("node --version > /dev/null 2>&1") == 0);
-  }
-  const std::string cmd = "cd " + shell_quote(node_dir.string()) +
-                          " && timeout 120 node chain_extrinsic_peer.mjs " +
-                          shell_quote(cases_path.string()) + " " + shell_quote(out_path.string());
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  std::ifstream in(out_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const bt::json out = bt::json::parse(ss.str());
+  const bt::json out = bt::test::run_polkadot_peer(
+      "chain_extrinsic_peer.mjs", {cases_path.string(), out_path.string()}, out_path);
   REQUIRE(out.size() == all.size());
 
   for (std::size_t i = 0; i < all.size(); ++i) {

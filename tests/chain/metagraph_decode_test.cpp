@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "decode_error_of.hpp"
+
 #include "recorded_session.hpp"
 
 #include <algorithm>
@@ -19,6 +21,8 @@
 #include <system_error>
 
 namespace {
+
+using bt::test::error_of;
 
 using bytes = std::vector<std::uint8_t>;
 
@@ -29,17 +33,6 @@ const bytes& neurons_bytes() {
 const bytes& state_bytes() {
   static const bytes b = bt::test::recorded_state_call("SubnetInfoRuntimeApi_get_subnet_state");
   return b;
-}
-
-template <class F>
-bt::chain_decode_error error_of(F&& f) {
-  try {
-    f();
-  } catch (const bt::chain_decode_error& e) {
-    return e;
-  }
-  FAIL("no chain_decode_error thrown");
-  throw std::logic_error("unreachable");
 }
 
 // Offset of NeuronInfoLite[i] in the recorded answer (after the 2-byte Vec length).

@@ -5,12 +5,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "decode_error_of.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 namespace {
+
+using bt::test::error_of;
 
 using bytes = std::vector<std::uint8_t>;
 
@@ -38,18 +42,6 @@ std::uint64_t read_compact(const bytes& b) {
   const auto v = r.compact("x");
   r.expect_end("x");
   return v;
-}
-
-// Runs f and returns the error it throws; fails the test when it does not throw.
-template <class F>
-bt::chain_decode_error error_of(F&& f) {
-  try {
-    f();
-  } catch (const bt::chain_decode_error& e) {
-    return e;
-  }
-  FAIL("no chain_decode_error thrown");
-  throw std::logic_error("unreachable");
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <bt/keypair.hpp>
 
 #include "chain/metadata_vectors.hpp"
+#include "chain/polkadot_peer.hpp"
+#include "chain/run_bt_chain.hpp"
 #include "proc.hpp"
 #include "support/vectors.hpp"
 
@@ -40,30 +42,6 @@ constexpr const char* head_hash =
     "0xdb13c066e2c63969f140164fb3bfe7a0aaa7b71407fc0fe525d68e57329ef9d0";
 constexpr const char* genesis =
     "0x2f0555cc76fc2840a25a6ea3b9637146806f1f44b090c175ffde2a7e5ab36c03";
-
-struct run_result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-run_result run(const std::string& args, const fs::path& dir) {
-  const std::string err_file = (dir / "stderr.txt").string();
-  const std::string cmd = std::string(BT_CHAIN_EXE) + " " + args + " 2>" + shell_quote(err_file);
-  run_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 65536> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
-}
 
 /// The answers serve-axon needs beyond the recorded session, for one runtime.
 fs::path write_session(const fs::path& dir, const std::string& metadata_file, int spec,
@@ -109,11 +87,6 @@ TEST_CASE(
     "recorded runtime",
     "[chain][cli][node]") {
   const auto bob = bt::keypair::from_uri("//Bob");
-  const fs::path node_dir = fs::path(BT_SOURCE_DIR) / "tests" / "node";
-  {
-    INFO("tests/node/node_modules is missing: run scripts/setup (npm ci)");
-    REQUIRE(fs::exists(node_dir / "node_modules" / "@polkadot" / "types"));
-  }
   temp_dir tmp("bt-serve-axon");
   bt::json cases = bt::json::array();
   std::vector<bt::json> printed;
@@ -126,9 +99,9 @@ TEST_CASE(
     const std::uint64_t nonce = 40 + i;
     fake_node node(write_session(tmp.path, file, spec, bob.ss58_address(), nonce));
     const std::string ip = i % 2 == 0 ? "203.0.113.7" : "2001:db8::7";
-    const auto r = run("serve-axon --netuid 1 --ip " + ip + " --port 8091 --uri //Bob --dry-run " +
-                           "--subtensor.chain_endpoint " + node.url,
-                       tmp.path);
+    const auto r = bt::test::run_bt_chain("serve-axon --netuid 1 --ip " + ip +
+                                          " --port 8091 --uri //Bob --dry-run " +
+                                          "--subtensor.chain_endpoint " + node.url);
     INFO(r.err);
     REQUIRE(r.status == 0);
     const bt::json j = bt::json::parse(r.out);
@@ -151,14 +124,8 @@ TEST_CASE(
   const fs::path cases_path = tmp.path / "cases.json";
   const fs::path out_path = tmp.path / "out.json";
   std::ofstream(cases_path) << cases.dump();
-  const std::string cmd = "cd " + shell_quote(node_dir.string()) +
-                          " && timeout 120 node chain_extrinsic_peer.mjs " +
-                          shell_quote(cases_path.string()) + " " + shell_quote(out_path.string());
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  std::ifstream in(out_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const bt::json out = bt::json::parse(ss.str());
+  const bt::json out = bt::test::run_polkadot_peer(
+      "chain_extrinsic_peer.mjs", {cases_path.string(), out_path.string()}, out_path);
   REQUIRE(out.size() == printed.size());
   for (std::size_t k = 0; k < out.size(); ++k) {
     const bt::json& r = out[k];
@@ -182,16 +149,15 @@ TEST_CASE(
 }
 
 TEST_CASE("bt-chain serve-axon refuses locally what the chain would refuse", "[chain][cli]") {
-  temp_dir tmp("bt-serve-axon");
   // No node at all: the refusal comes before any connection.
   for (const std::string& bad :
        {std::string("--ip 127.0.0.1 --port 8091"), std::string("--ip 0.0.0.0 --port 8091"),
         std::string("--ip ::1 --port 8091"), std::string("--ip 203.0.113.7 --port 0"),
         std::string("--ip not-an-ip --port 8091")}) {
     INFO(bad);
-    const auto r = run("serve-axon --netuid 1 " + bad +
-                           " --uri //Bob --dry-run --subtensor.chain_endpoint ws://127.0.0.1:1",
-                       tmp.path);
+    const auto r = bt::test::run_bt_chain(
+        "serve-axon --netuid 1 " + bad +
+        " --uri //Bob --dry-run --subtensor.chain_endpoint ws://127.0.0.1:1");
     CHECK(r.status == 2);
     CHECK(r.out.empty());
     const bt::json e = bt::json::parse(r.err);
