@@ -24,6 +24,8 @@ constexpr std::array<errc_entry, axon_errc_count> rows{{
      0},
     {nonce_replayed, 401, "Not Verified with error: Nonce was already used", 0},
     {nonce_store_full, 503, "Service unavailable: too many active callers", 1},
+    {nonce_store_unavailable, 503,
+     "Service unavailable: the replay store is not answering, the request was not recorded", 1},
     {queue_full, 503, "Service unavailable: request queue is full", 1},
     {body_too_large_declared, 413, "Request body too large: {} bytes, the limit is {}", 0},
     {body_too_large, 413, "Request body too large: the limit is {} bytes", 0},

@@ -30,9 +30,10 @@ enum class axon_errc {
   // 4. blacklist
   blacklisted,  // 403, detail: the function's reason
   // 5. nonce store
-  nonce_stale,       // 401
-  nonce_replayed,    // 401
-  nonce_store_full,  // 503 + Retry-After
+  nonce_stale,              // 401
+  nonce_replayed,           // 401
+  nonce_store_full,         // 503 + Retry-After
+  nonce_store_unavailable,  // 503 + Retry-After: the store could not answer (nothing recorded)
   // 6-7. admission
   queue_full,  // 503 + Retry-After
   // 7. body read

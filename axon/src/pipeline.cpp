@@ -303,6 +303,8 @@ stage_result record_nonce(request_state& st) {
       return reject(axon_errc::nonce_replayed, close_early);
     case nonce_verdict::full:
       return reject(axon_errc::nonce_store_full, close_early);
+    case nonce_verdict::unavailable:
+      return reject(axon_errc::nonce_store_unavailable, close_early);
   }
   return reject(axon_errc::nonce_store_full, close_early);  // not reached: every verdict above
 }

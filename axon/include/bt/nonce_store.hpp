@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace bt {
@@ -30,6 +31,9 @@ enum class nonce_verdict {
   replayed,  ///< this exact nonce was already accepted for the endpoint (unique, window) -> 401
   full,      ///< no room for a new record: the store's global cap or the hotkey's quota is
              ///< reached with unexpired records -> 503, retry later
+  unavailable,  ///< the store could not answer (a networked store unreachable or past its
+                ///< timeout): nothing was recorded, so the request is refused -> 503 with
+                ///< Retry-After (fail closed, never accepted unrecorded)
 };
 
 class nonce_store {
@@ -43,6 +47,11 @@ class nonce_store {
   /// Never throws.
   virtual nonce_verdict record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
                                std::int64_t now_ns, std::int64_t expires_at_ns) noexcept = 0;
+
+  /// Readiness: empty while the store answers, else a short human-readable reason (e.g. "redis
+  /// unreachable: connection refused"), for a readiness probe. Never contains secrets. Callable
+  /// from any thread; cheap (no I/O). The in-memory store is always ready.
+  virtual std::string unavailable_reason() const { return {}; }
 };
 
 /// How the in-memory store compares nonces of one endpoint.
