@@ -28,6 +28,8 @@
 
 #include <bt_cli.hpp>
 
+#include "miner_policy.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -47,95 +49,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace {
-
-struct neuron {
-  double stake = 0;
-  bool validator_permit = false;
-};
-
-/// The offline policy of the subnet template's miner: a deny list, and with a metagraph the
-/// registration and validator-permit rules; priority = stake.
-struct access_policy {
-  std::unordered_set<std::string> denied;
-  std::optional<std::unordered_map<std::string, neuron>> metagraph;
-  bool allow_non_registered = false;
-  bool force_validator_permit = false;
-
-  bt::verdict blacklist(std::string_view hotkey) const {
-    const std::string key(hotkey);
-    if (denied.contains(key)) return bt::verdict::deny("Blacklisted hotkey");
-    if (!metagraph) return bt::verdict::allow();
-    const auto it = metagraph->find(key);
-    if (it == metagraph->end()) {
-      return allow_non_registered ? bt::verdict::allow() : bt::verdict::deny("Unrecognized hotkey");
-    }
-    if (force_validator_permit && !it->second.validator_permit)
-      return bt::verdict::deny("Non-validator hotkey");
-    return bt::verdict::allow();
-  }
-
-  double priority(std::string_view hotkey) const {
-    if (!metagraph) return 0;
-    const auto it = metagraph->find(std::string(hotkey));
-    return it == metagraph->end() ? 0 : it->second.stake;
-  }
-};
-
-/// The file's contents; throws "cannot read PATH: <reason>".
-std::string read_file(const std::string& path) {
-  std::string out, why;
-  if (!bt::cli::read_file(path, out, why)) throw std::runtime_error(why);
-  return out;
-}
-
-/// One SS58 address per line; blank lines and lines starting with '#' are skipped.
-std::unordered_set<std::string> load_deny_list(const std::string& path) {
-  std::unordered_set<std::string> out;
-  std::istringstream lines(read_file(path));
-  std::string line;
-  while (std::getline(lines, line)) {
-    const auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos || line[b] == '#') continue;
-    const auto e = line.find_last_not_of(" \t\r");
-    out.insert(line.substr(b, e - b + 1));
-  }
-  return out;
-}
-
-/// A JSON list of {"hotkey": SS58, "stake": number, "validator_permit": bool}.
-std::unordered_map<std::string, neuron> load_metagraph(const std::string& path) {
-  const bt::json j = bt::json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded() || !j.is_array()) throw std::runtime_error(path + ": expected a JSON list");
-  std::unordered_map<std::string, neuron> out;
-  for (const auto& n : j) {
-    if (!n.is_object() || !n.contains("hotkey") || !n.at("hotkey").is_string())
-      throw std::runtime_error(path + ": every entry needs a string \"hotkey\"");
-    neuron v;
-    if (n.contains("stake")) {
-      if (!n.at("stake").is_number())
-        throw std::runtime_error(path + ": \"stake\" must be a number");
-      v.stake = n.at("stake").get<double>();
-    }
-    if (n.contains("validator_permit")) {
-      if (!n.at("validator_permit").is_boolean())
-        throw std::runtime_error(path + ": \"validator_permit\" must be true or false");
-      v.validator_permit = n.at("validator_permit").get<bool>();
-    }
-    out[n.at("hotkey").get<std::string>()] = v;
-  }
-  return out;
-}
 
 /// Bad usage found after parsing: "bt-axon: <message>" on stderr, exit status 2.
 struct usage_error {
@@ -427,16 +347,21 @@ int main(int argc, char** argv) {
     }
 
     // ---- policy ----
-    access_policy policy;
-    policy.allow_non_registered = allow_non_registered;
-    policy.force_validator_permit = force_validator_permit;
-    if (!deny_file.empty()) policy.denied = load_deny_list(deny_file);
-    if (!metagraph_file.empty()) policy.metagraph = load_metagraph(metagraph_file);
-    if (!policy.metagraph && (allow_non_registered || force_validator_permit))
+    bt::miner::access_policy initial_policy;
+    initial_policy.allow_non_registered = allow_non_registered;
+    initial_policy.force_validator_permit = force_validator_permit;
+    try {
+      if (!deny_file.empty()) initial_policy.denied = bt::miner::load_deny_list(deny_file);
+      if (!metagraph_file.empty())
+        initial_policy.metagraph = bt::miner::load_metagraph(metagraph_file);
+    } catch (const bt::miner::policy_file_error& e) {
+      log->error("{}", e.what());
+      return 2;
+    }
+    if (!initial_policy.metagraph && (allow_non_registered || force_validator_permit))
       log->warn("--blacklist.* registration rules need --metagraph; only the deny list applies");
-    log->info("policy: {} denied hotkeys, {}", policy.denied.size(),
-              policy.metagraph ? fmt::format("metagraph of {} neurons", policy.metagraph->size())
-                               : std::string("no metagraph (registration rules off)"));
+    log->info("policy: {}", initial_policy.describe());
+    bt::miner::policy_holder policy(std::move(initial_policy));
 
     // ---- axon ----
     bt::axon_options o;
@@ -474,11 +399,11 @@ int main(int argc, char** argv) {
     const bt::route_options route_policy{
         .blacklist =
             [&policy](const bt::synapse&, const bt::request_context& caller) {
-              return policy.blacklist(caller.hotkey);
+              return policy.current()->blacklist(caller.hotkey);
             },
         .priority =
             [&policy](const bt::synapse&, const bt::request_context& caller) {
-              return policy.priority(caller.hotkey);
+              return policy.current()->priority(caller.hotkey);
             },
         .verify = {}};
     ax.set_route_options("Synapse", route_policy);  // the built-in ping, with the policy

@@ -45,6 +45,13 @@ case "$TOOL" in
     usage "unknown option '--axon.prot' for bt-axon" --axon.prot 1
     usage "--axon.ip 'bad host!': not an IP address or a host name; give an IP address such as 127.0.0.1" --axon.ip 'bad host!'
     usage "--axon.ip 'nosuch.invalid': the host name does not resolve" --axon.ip nosuch.invalid
+    # Policy files: a bad entry is named with its file and line (deny list) or entry (metagraph).
+    printf '# deny\n5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY\n5Fnotakey\n' >"$TMP/deny.txt"
+    usage "$TMP/deny.txt:3: '5Fnotakey' is not an SS58 address" --uri //Bob --blacklist.hotkeys "$TMP/deny.txt"
+    printf '[{"hotkey": "5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY", "stake": -2}]' >"$TMP/mg.json"
+    usage "$TMP/mg.json: entry 0 (hotkey 5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY): \"stake\" must be a non-negative number" --uri //Bob --metagraph "$TMP/mg.json"
+    printf '[{"hotkey": "5GNJqTPy' >"$TMP/cut.json"
+    usage "$TMP/cut.json: not valid JSON: parse error at line 1, column " --uri //Bob --metagraph "$TMP/cut.json"
     # A host name that resolves is served on its address: the ready line carries the literal.
     mkfifo "$TMP/ready"
     "$BIN" --uri //Bob --axon.ip localhost --axon.port 0 >"$TMP/ready" 2>"$TMP/axon.err" &
