@@ -120,6 +120,13 @@ axon::impl::impl(keypair key, axon_options o)
       verifier(hotkey.ss58_address(), std::chrono::nanoseconds(opts.nonce_future_skew).count(),
                std::chrono::nanoseconds(opts.nonce_max_timeout).count()),
       uuid(detail::make_uuid1()) {
+  for (const auto& block : opts.trusted_proxies) {
+    try {
+      trusted_proxies.push_back(proxy_protocol::cidr::parse(block));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("bt::axon: trusted_proxies: ") + e.what());
+    }
+  }
   const std::size_t n = resolve_io_threads(opts.io_threads);
   for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
 }
@@ -254,6 +261,10 @@ void axon::start(std::error_code& ec) {
     s.log->warn(
         "axon: SIGNATURE AND NONCE VERIFICATION IS OFF (insecure_skip_verification); loopback "
         "only");
+  if (s.opts.proxy_protocol && s.trusted_proxies.empty()) {
+    s.log->error("axon: proxy_protocol needs trusted_proxies (every connection would be closed)");
+    return fail(std::make_error_code(std::errc::invalid_argument));
+  }
   if (s.opts.sign_error_responses && !s.hotkey.has_secret())
     s.log->warn("axon: the hotkey has no secret; error responses will not be signed");
 
@@ -270,6 +281,15 @@ void axon::start(std::error_code& ec) {
   if (endpoint.address().is_v6() && endpoint.address().is_unspecified())
     s.acceptor->set_option(net::ip::v6_only(false), bec);  // accept IPv4-mapped peers too
   s.acceptor->set_option(net::socket_base::reuse_address(true), bec);
+  if (s.opts.reuse_port) {
+#ifdef SO_REUSEPORT
+    using reuse_port = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+    s.acceptor->set_option(reuse_port(true), bec);
+    if (bec) return fail(bec);
+#else
+    return fail(std::make_error_code(std::errc::operation_not_supported));
+#endif
+  }
   s.acceptor->bind(endpoint, bec);
   if (bec) return fail(bec);
   s.acceptor->listen(net::socket_base::max_listen_connections, bec);

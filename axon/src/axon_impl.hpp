@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bt/axon.hpp>
+#include <bt/proxy_protocol.hpp>
 
 #include "net.hpp"
 
@@ -13,6 +14,7 @@
 
 #include <spdlog/logger.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <list>
@@ -51,6 +53,11 @@ struct axon::impl {
   std::string uuid;  // this axon's uuid1 text (axon.uuid in error responses)
   std::vector<std::unique_ptr<detail::route>> routes;
   std::string synapse_list;  // "['Synapse', 'Dummy']", Python's repr of the names, for 404s
+  /// opts.trusted_proxies parsed (the constructor throws std::invalid_argument on a bad entry).
+  std::vector<proxy_protocol::cidr> trusted_proxies;
+  /// Connections closed before their first request for want of a valid PROXY header, by
+  /// proxy_protocol::reject_reason (for metrics).
+  std::array<std::atomic<std::uint64_t>, proxy_protocol::reject_reason_count> proxy_rejections{};
 
   /// Once the routes are final, before the first connection: the 404 list and the worker pool
   /// (start(), or the in-memory driver of memory_session.hpp).

@@ -387,11 +387,49 @@ task<bool> connection::serve(request_parser& p) {
   co_return written && !close;
 }
 
+task<bool> connection::read_proxy_header() {
+  namespace pp = proxy_protocol;
+  const auto refuse = [&](pp::reject_reason why, std::string_view detail) {
+    core_.proxy_rejections[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
+    core_.log->debug("axon: {}:{} closed before any request: PROXY header {}: {}", peer_ip_,
+                     peer_port_, pp::to_string(why), detail);
+    return false;
+  };
+  const auto peer = pp::ip_address::parse(peer_ip_);
+  if (!peer || std::none_of(core_.trusted_proxies.begin(), core_.trusted_proxies.end(),
+                            [&](const pp::cidr& c) { return c.contains(*peer); }))
+    co_return refuse(pp::reject_reason::untrusted_source, "the peer is not in trusted_proxies");
+  stream_->expires_after(core_.opts.proxy_header_timeout);
+  for (;;) {
+    const auto data = buffer_.data();
+    const pp::parse_result r =
+        pp::parse(std::string_view(static_cast<const char*>(data.data()), data.size()),
+                  core_.opts.proxy_max_header_bytes);
+    if (r.status == pp::parse_status::invalid)
+      co_return refuse(r.not_a_header ? pp::reject_reason::missing : pp::reject_reason::malformed,
+                       r.error);
+    if (r.status == pp::parse_status::complete) {
+      buffer_.consume(r.hdr.size);
+      if (!r.hdr.local) {  // LOCAL / UNKNOWN: the proxy speaks for itself; keep its address
+        peer_ip_ = r.hdr.source.ip.unmapped().to_string();
+        peer_port_ = r.hdr.source.port;
+      }
+      co_return true;
+    }
+    const beast::error_code ec = co_await read_more();
+    if (ec) co_return refuse(pp::reject_reason::incomplete, ec.message());
+  }
+}
+
 task<void> connection::run(std::shared_ptr<connection> self) {
   connection& c = *self;
   const axon_options& opts = c.core_.opts;
   bool first = true;
   try {
+    if (opts.proxy_protocol && !co_await c.read_proxy_header()) {
+      c.stream_->close();
+      co_return;
+    }
     for (;;) {
       if (c.stop_requested_ || c.core_.stopping.load(std::memory_order_relaxed)) break;
 

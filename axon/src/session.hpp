@@ -55,8 +55,10 @@ class connection : public std::enable_shared_from_this<connection> {
   axon::impl& core_;
   const strand_t strand_;
   const std::unique_ptr<byte_stream> stream_;
-  const std::string peer_ip_;
-  const std::uint16_t peer_port_;
+  // The caller. Set at construction; replaced once, before the first request, by the source of
+  // a PROXY protocol header (opts.proxy_protocol); constant afterwards.
+  std::string peer_ip_;
+  std::uint16_t peer_port_;
   bool stop_requested_ = false;  // the axon is stopping: finish this request, then close
   bool aborted_ = false;         // the drain deadline passed
 
@@ -70,6 +72,10 @@ class connection : public std::enable_shared_from_this<connection> {
   /// answer. Writes exactly one response (or none if the connection dies or the axon aborts).
   /// Returns whether the connection may carry another request.
   task<bool> serve(request_parser& p);
+  /// opts.proxy_protocol: checks that the peer is a trusted proxy, reads its PROXY header (under
+  /// proxy_header_timeout and the size caps) and takes the caller's address from it. Bytes after
+  /// the header stay in buffer_ for the first request. False: close (logged and counted).
+  task<bool> read_proxy_header();
   /// Writes the answer to a refused request (`st` null: the head could not be parsed).
   task<bool> answer(const rejection& rej, const request_state* st);
   /// Reads the rest of the body under the body watchdog. Returns the rejection to answer, if any;

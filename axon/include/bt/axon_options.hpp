@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace spdlog {
 class logger;
@@ -32,6 +33,31 @@ struct axon_options {
   std::uint16_t external_port = 0;
   /// SS58 of the owning coldkey, shown in AxonInfo only (the axon never needs its secret).
   std::string coldkey{};
+  /// SO_REUSEPORT on the listening socket: several processes (or axons) may listen on the same
+  /// address and port, and the kernel spreads new connections between them. Off by default: with
+  /// it a second, forgotten process on the port silently takes half the traffic.
+  bool reuse_port = false;
+
+  // ---- behind a load balancer (PROXY protocol, bt/proxy_protocol.hpp) ----
+
+  /// Every connection must start with a PROXY protocol header (v1 or v2, as HAProxy's
+  /// `send-proxy` / `send-proxy-v2` writes it), and the caller's address and port are taken from
+  /// it: request_context, the TerminalInfo ip/port and IP-based policy see the real caller, not
+  /// the balancer. A connection from a peer outside `trusted_proxies`, or whose header is missing,
+  /// malformed, too large or late, is closed before any request is read (logged at debug, counted
+  /// by reason). Off: nothing is read ahead and nothing changes.
+  bool proxy_protocol = false;
+  /// Peers allowed to send the header, as CIDR blocks ("127.0.0.1/32", "10.0.0.0/8",
+  /// "2001:db8::/32"; a bare address is one host). The axon constructor throws
+  /// std::invalid_argument naming a malformed entry, and start() refuses proxy_protocol with an
+  /// empty list (it would close every connection).
+  std::vector<std::string> trusted_proxies{};
+  /// From accepting a connection to the end of its PROXY header. A balancer writes the header
+  /// with its first packet, so this is short: a peer that stalls instead is cut off early.
+  std::chrono::milliseconds proxy_header_timeout{3'000};
+  /// Cap on a version 2 header (16 fixed bytes + addresses + TLVs); version 1 is 107 bytes by
+  /// specification. Larger headers are refused.
+  std::size_t proxy_max_header_bytes = 4096;
 
   // ---- threads and queueing ----
 

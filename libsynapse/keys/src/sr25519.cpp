@@ -3,6 +3,7 @@
 #include <bt/key_error.hpp>
 #include "merlin.hpp"
 
+#include <decaf/point_255.h>
 #include <sodium.h>
 
 #include <algorithm>
@@ -44,9 +45,9 @@ scalar32 mul_base(const scalar32& x) noexcept {
   return out;
 }
 
-const detail::transcript& substrate_signing_context() noexcept {
-  static const detail::transcript t = [] {
-    detail::transcript c("SigningContext");
+const bt::detail::transcript& substrate_signing_context() noexcept {
+  static const bt::detail::transcript t = [] {
+    bt::detail::transcript c("SigningContext");
     c.append_message("", substrate_context);
     return c;
   }();
@@ -54,10 +55,10 @@ const detail::transcript& substrate_signing_context() noexcept {
 }
 
 // signing_context(context).bytes(message)
-detail::transcript signing_transcript(std::string_view context,
-                                      std::span<const std::uint8_t> message) noexcept {
-  detail::transcript t = context == substrate_context ? substrate_signing_context() : [&] {
-    detail::transcript c("SigningContext");
+bt::detail::transcript signing_transcript(std::string_view context,
+                                          std::span<const std::uint8_t> message) noexcept {
+  bt::detail::transcript t = context == substrate_context ? substrate_signing_context() : [&] {
+    bt::detail::transcript c("SigningContext");
     c.append_message("", context);
     return c;
   }();
@@ -151,7 +152,7 @@ bool is_valid_public_key(std::span<const std::uint8_t, 32> pub) noexcept {
 
 signature sign(const secret_key& secret, const public_key& pub,
                std::span<const std::uint8_t> message, std::string_view context) noexcept {
-  detail::transcript t = signing_transcript(context, message);
+  bt::detail::transcript t = signing_transcript(context, message);
   t.append_message("proto-name", "Schnorr-sig");
   t.append_message("sign:pk", pub);
 
@@ -185,23 +186,83 @@ signature sign(const secret_key& secret, const public_key& pub,
   return sig;
 }
 
-std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const std::uint8_t> message,
-                       std::span<const std::uint8_t> sig, std::string_view context) noexcept {
+namespace {
+
+// What both verifiers share (schnorrkel's verify_simple up to the group arithmetic): the length,
+// the schnorrkel marker, s < l (ScalarFormatError), and the challenge k from the transcript.
+// Returns {} and fills `s` and `k` (both canonical, < l) when the signature is well formed.
+std::error_code parse_and_challenge(std::span<const std::uint8_t, 32> pub,
+                                    std::span<const std::uint8_t> message,
+                                    std::span<const std::uint8_t> sig, std::string_view context,
+                                    scalar32& s, scalar32& k) noexcept {
   if (sig.size() != 64) return key_errc::invalid_signature;
   if ((sig[63] & 0x80) == 0) return key_errc::invalid_signature;  // NotMarkedSchnorrkel
-  scalar32 s;
   std::copy(sig.begin() + 32, sig.end(), s.begin());
   s[31] &= 0x7f;
   if (!is_canonical_scalar(s.data())) return key_errc::invalid_signature;  // ScalarFormatError
-  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
 
-  detail::transcript t = signing_transcript(context, message);
+  bt::detail::transcript t = signing_transcript(context, message);
   t.append_message("proto-name", "Schnorr-sig");
   t.append_message("sign:pk", pub);
-  t.append_message("sign:R", big_r);
+  t.append_message("sign:R", sig.first<32>());
   std::array<std::uint8_t, 64> wide;
   t.challenge_bytes("sign:c", wide);
-  const scalar32 k = reduce_wide(wide);
+  k = reduce_wide(wide);
+  return {};
+}
+
+}  // namespace
+
+std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const std::uint8_t> message,
+                       std::span<const std::uint8_t> sig, std::string_view context) noexcept {
+  scalar32 s;
+  scalar32 k;
+  if (const std::error_code ec = parse_and_challenge(pub, message, sig, context, s, k)) return ec;
+
+  // Every input here is public (key, message, signature), so the group arithmetic may take
+  // variable time: one double-scalar multiplication R' = s·B + (−k)·A (libdecaf's ristretto255,
+  // the same group and encoding as libsodium's) instead of three constant-time libsodium calls.
+  // The outcome, error code included, is that of detail::verify_constant_time for every input
+  // (tests/libsynapse/sr25519_verify_differential_test.cpp).
+  //
+  // A: a canonical Ristretto255 encoding, the identity included (schnorrkel's PublicKey accepts
+  // it).
+  decaf_255_point_t a;
+  if (decaf_255_point_decode(a, pub.data(), DECAF_TRUE) != DECAF_SUCCESS)
+    return key_errc::invalid_public_key;
+  // s < l was checked and k is reduced, so neither decode can reduce (fail).
+  decaf_255_scalar_t ds;
+  decaf_255_scalar_t dk;
+  if (decaf_255_scalar_decode(ds, s.data()) != DECAF_SUCCESS ||
+      decaf_255_scalar_decode(dk, k.data()) != DECAF_SUCCESS)
+    return key_errc::invalid_signature;                 // unreachable
+  decaf_255_scalar_sub(dk, decaf_255_scalar_zero, dk);  // −k
+  decaf_255_point_t r_prime;
+  decaf_255_base_double_scalarmul_non_secret(r_prime, ds, a, dk);
+
+  // schnorrkel's test: compress(R') == R, byte for byte. An encoding produced by point_encode is
+  // canonical, so equal bytes also prove R valid; only on a mismatch is R decoded, to report an
+  // invalid R as invalid_signature exactly as the constant-time verifier does.
+  std::array<std::uint8_t, 32> encoded;
+  decaf_255_point_encode(encoded.data(), r_prime);
+  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
+  if (std::equal(encoded.begin(), encoded.end(), big_r.begin())) return {};
+  decaf_255_point_t r;
+  if (decaf_255_point_decode(r, big_r.data(), DECAF_TRUE) != DECAF_SUCCESS)
+    return key_errc::invalid_signature;
+  return key_errc::signature_mismatch;
+}
+
+namespace detail {
+
+std::error_code verify_constant_time(std::span<const std::uint8_t, 32> pub,
+                                     std::span<const std::uint8_t> message,
+                                     std::span<const std::uint8_t> sig,
+                                     std::string_view context) noexcept {
+  scalar32 s;
+  scalar32 k;
+  if (const std::error_code ec = parse_and_challenge(pub, message, sig, context, s, k)) return ec;
+  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
 
   // schnorrkel checks compress(s·B − k·A) == R. We check the equivalent R + k·A == s·B, which
   // costs the same group operations and makes libsodium decode R for us, so that an invalid R
@@ -221,8 +282,10 @@ std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const st
   return {};
 }
 
+}  // namespace detail
+
 mini_secret hard_derive_mini_secret(const secret_key& parent, const chain_code& cc) noexcept {
-  detail::transcript t("SchnorrRistrettoHDKD");
+  bt::detail::transcript t("SchnorrRistrettoHDKD");
   t.append_message("sign-bytes", no_bytes());
   t.append_message("chain-code", cc);
   t.append_message("secret-key", parent.scalar);
@@ -241,7 +304,7 @@ secret_key derive_hard(const secret_key& parent, const chain_code& cc) noexcept 
 namespace {
 
 // derive_scalar_and_chaincode over derived_key_simple's transcript; leaves `t` for the nonce.
-scalar32 soft_tweak(detail::transcript& t, std::span<const std::uint8_t, 32> parent_pub,
+scalar32 soft_tweak(bt::detail::transcript& t, std::span<const std::uint8_t, 32> parent_pub,
                     const chain_code& cc, chain_code* next_cc) noexcept {
   t.append_message("sign-bytes", no_bytes());
   t.append_message("chain-code", cc);
@@ -259,7 +322,7 @@ scalar32 soft_tweak(detail::transcript& t, std::span<const std::uint8_t, 32> par
 
 secret_key derive_soft(const secret_key& parent, const public_key& parent_pub, const chain_code& cc,
                        chain_code* next_cc) noexcept {
-  detail::transcript t("SchnorrRistrettoHDKD");
+  bt::detail::transcript t("SchnorrRistrettoHDKD");
   const scalar32 tweak = soft_tweak(t, parent_pub, cc, next_cc);
   secret_key out;
   crypto_core_ristretto255_scalar_add(out.scalar.data(), parent.scalar.data(), tweak.data());
@@ -276,7 +339,7 @@ secret_key derive_soft(const secret_key& parent, const public_key& parent_pub, c
 
 std::error_code derive_soft_public(std::span<const std::uint8_t, 32> parent, const chain_code& cc,
                                    public_key& out, chain_code* next_cc) noexcept {
-  detail::transcript t("SchnorrRistrettoHDKD");
+  bt::detail::transcript t("SchnorrRistrettoHDKD");
   chain_code next;
   const scalar32 tweak = soft_tweak(t, parent, cc, &next);
   const scalar32 tb = mul_base(tweak);

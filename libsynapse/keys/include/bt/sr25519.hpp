@@ -1,6 +1,8 @@
 // sr25519: Schnorr signatures on Ristretto255 exactly as schnorrkel 0.11 makes them (the key type
 // of every Bittensor hotkey), built on libsodium's crypto_core_ristretto255_* and
-// crypto_scalarmult_ristretto255* and the library's private Merlin transcripts.
+// crypto_scalarmult_ristretto255* (everything that touches a secret: constant time), libdecaf's
+// ristretto255 (verification only: variable time, its inputs are public) and the library's private
+// Merlin transcripts.
 // docs/protocol.md section 9.2 (signing), 9.4 (key expansion), 9.5 (secret key forms), 9.6 (HDKD).
 //
 // All functions expect libsodium to be initialised (bt::init_crypto(), keypair.hpp). None throws.
@@ -72,11 +74,22 @@ signature sign(const secret_key& secret, const public_key& pub,
 ///   not a valid Ristretto255 encoding;
 /// - key_errc::invalid_public_key: `pub` not a valid Ristretto255 encoding;
 /// - key_errc::signature_mismatch: well-formed, but compress(s·B − k·A) != R.
-/// Cost: one base-point multiplication, one variable-base multiplication, one addition, and the
-/// transcript (a few Keccak permutations).
+/// Cost: the transcript (a few Keccak permutations) and one variable-time double-scalar
+/// multiplication s·B + (−k)·A (libdecaf), with one point decode and one encode. Variable time
+/// is safe here: the key, the message and the signature are all public.
 std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const std::uint8_t> message,
                        std::span<const std::uint8_t> signature,
                        std::string_view context = substrate_context) noexcept;
+
+namespace detail {
+/// The previous verifier, kept as the reference of the differential test and the benchmark:
+/// the same contract and the same result as verify() for every input, computed with libsodium's
+/// constant-time calls (s·B, k·A and R + k·A, each re-encoded). Not for production use: slower.
+std::error_code verify_constant_time(std::span<const std::uint8_t, 32> pub,
+                                     std::span<const std::uint8_t> message,
+                                     std::span<const std::uint8_t> signature,
+                                     std::string_view context = substrate_context) noexcept;
+}  // namespace detail
 
 // --- HDKD (schnorrkel derive.rs; sp-core sr25519 Pair::derive). Chain codes come from junctions
 //     (sp-core DeriveJunction; see the identity sources) ---
