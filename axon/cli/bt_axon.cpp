@@ -24,6 +24,7 @@
 #include <bt/examples/dummy.hpp>
 #include <bt/examples/word_stream.hpp>
 #include <bt/json.hpp>
+#include <bt/proxy_protocol.hpp>
 #include <bt/wallet.hpp>
 
 #include <bt_cli.hpp>
@@ -206,6 +207,9 @@ int main(int argc, char** argv) {
   double header_timeout_s = std::chrono::duration<double>(defaults.header_timeout).count();
   double body_timeout_s = std::chrono::duration<double>(defaults.body_timeout).count();
   std::uint64_t body_min_rate = defaults.body_min_rate;
+  // Behind a load balancer (docs/axon.md "Behind a load balancer").
+  bool reuse_port = false, proxy_protocol = false;
+  std::string trusted_proxies_text;
 
   app.add_option("--wallet.path", wcfg.path, "Wallet directory")
       ->envname("BT_WALLET_PATH")
@@ -305,11 +309,35 @@ int main(int argc, char** argv) {
                "With --metagraph: serve hotkeys that are not in it");
   app.add_flag("--blacklist.force_validator_permit", force_validator_permit,
                "With --metagraph: serve only hotkeys with a validator permit");
+  app.add_flag("--axon.reuse_port", reuse_port,
+               "SO_REUSEPORT: several processes may listen on the same port (the kernel spreads "
+               "connections)");
+  app.add_flag("--axon.proxy_protocol", proxy_protocol,
+               "Every connection starts with a PROXY protocol v1/v2 header (HAProxy send-proxy-v2) "
+               "from a trusted proxy; the caller's address is taken from it");
+  app.add_option("--axon.trusted_proxies", trusted_proxies_text,
+                 "CIDR[,CIDR...]: peers allowed to send the PROXY header (with "
+                 "--axon.proxy_protocol)")
+      ->envname("BT_AXON_TRUSTED_PROXIES");
   app.add_flag(
       "--insecure-skip-verification", insecure,
       "Benchmarks only: no signature or nonce checks (refused unless --axon.ip is loopback)");
   // Bad usage exits 2 with a message naming the flag (bt_cli.hpp).
   if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
+  std::vector<std::string> trusted_proxies;
+  try {
+    if (!trusted_proxies_text.empty())
+      for (const auto& block : bt::proxy_protocol::parse_cidr_list(trusted_proxies_text))
+        trusted_proxies.push_back(block.to_string());
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bt-axon: --axon.trusted_proxies: " << e.what() << "\n";
+    return 2;
+  }
+  if (proxy_protocol != !trusted_proxies.empty()) {
+    std::cerr << "bt-axon: --axon.proxy_protocol and --axon.trusted_proxies CIDR[,CIDR...] go "
+                 "together (without trusted proxies every connection would be refused)\n";
+    return 2;
+  }
   std::string ip_resolved;
   try {
     ip = bind_address(ip, ip_resolved);
@@ -381,6 +409,9 @@ int main(int argc, char** argv) {
     o.body_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(body_timeout_s * 1000));
     o.body_min_rate = body_min_rate;
     o.insecure_skip_verification = insecure;
+    o.reuse_port = reuse_port;
+    o.proxy_protocol = proxy_protocol;
+    o.trusted_proxies = trusted_proxies;
     {
       bt::memory_nonce_store::options n = nonce_defaults;
       n.rule = nonce_rule_name == "unique"                ? bt::nonce_rule::unique
