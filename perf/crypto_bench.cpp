@@ -2,7 +2,9 @@
 // libsodium ristretto255 operations they are built on, measured in the same binary and run.
 // The goal: sr25519 sign <= 1.3 x scalarmult_base; verify <= 1.2 x (scalarmult_base +
 // scalarmult + add). BM_sr25519_ratios measures both ratios directly, interleaving the
-// operations so that frequency drift hits numerator and denominator alike.
+// operations so that frequency drift hits numerator and denominator alike. Verification is now a
+// variable-time libdecaf double-scalar multiplication; BM_sr25519_verify_new_over_old compares it
+// with the previous constant-time verifier in the same way (goal <= 0.75).
 #include <bt/ed25519.hpp>
 #include <bt/keypair.hpp>
 #include <bt/sr25519.hpp>
@@ -114,6 +116,17 @@ void BM_sr25519_verify(benchmark::State& state) {
 }
 BENCHMARK(BM_sr25519_verify);
 
+// The previous verifier (libsodium's constant-time s·B, k·A and R + k·A), kept for comparison.
+void BM_sr25519_verify_constant_time(benchmark::State& state) {
+  const auto& f = fx();
+  for (auto _ : state) {
+    const auto ec = bt::sr25519::detail::verify_constant_time(f.sr_pub, msg_bytes(), f.sr_sig);
+    if (ec) state.SkipWithError("verification failed");
+    benchmark::DoNotOptimize(ec);
+  }
+}
+BENCHMARK(BM_sr25519_verify_constant_time);
+
 // The axon's path: verify_signature by crypto type.
 void BM_verify_signature_sr25519(benchmark::State& state) {
   const auto& f = fx();
@@ -184,6 +197,34 @@ void BM_sr25519_ratios(benchmark::State& state) {
       std::chrono::duration<double>(t_verify).count() / (base + mul + add);  // goal <= 1.2
 }
 BENCHMARK(BM_sr25519_ratios)->Unit(benchmark::kMillisecond);
+
+// verify() (variable time, libdecaf) over the previous constant-time verifier, on interleaved
+// batches (thread CPU time), so that both see the same machine. Goal: new_over_old <= 0.75.
+void BM_sr25519_verify_new_over_old(benchmark::State& state) {
+  using clock = thread_cpu_clock;
+  const auto& f = fx();
+  constexpr int batch = 32;
+  clock::duration t_old{}, t_new{};
+  for (auto _ : state) {
+    auto t0 = clock::now();
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(
+          bt::sr25519::detail::verify_constant_time(f.sr_pub, msg_bytes(), f.sr_sig));
+    auto t1 = clock::now();
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(bt::sr25519::verify(f.sr_pub, msg_bytes(), f.sr_sig));
+    auto t2 = clock::now();
+    t_old += t1 - t0;
+    t_new += t2 - t1;
+  }
+  const double old_s = std::chrono::duration<double>(t_old).count();
+  const double new_s = std::chrono::duration<double>(t_new).count();
+  const double n = static_cast<double>(state.iterations()) * batch;
+  state.counters["old_us"] = old_s / n * 1e6;
+  state.counters["new_us"] = new_s / n * 1e6;
+  state.counters["new_over_old"] = new_s / old_s;  // goal <= 0.75
+}
+BENCHMARK(BM_sr25519_verify_new_over_old)->Unit(benchmark::kMillisecond);
 
 // --- ed25519 ---
 
