@@ -395,9 +395,12 @@ task<bool> connection::read_proxy_header() {
                      peer_port_, pp::to_string(why), detail);
     return false;
   };
+  // No address: the peer reset the connection before it was looked at (a balancer's TCP check).
   const auto peer = pp::ip_address::parse(peer_ip_);
-  if (!peer || std::none_of(core_.trusted_proxies.begin(), core_.trusted_proxies.end(),
-                            [&](const pp::cidr& c) { return c.contains(*peer); }))
+  if (!peer)
+    co_return refuse(pp::reject_reason::incomplete, "the peer had gone before it was accepted");
+  if (std::none_of(core_.trusted_proxies.begin(), core_.trusted_proxies.end(),
+                   [&](const pp::cidr& c) { return c.contains(*peer); }))
     co_return refuse(pp::reject_reason::untrusted_source, "the peer is not in trusted_proxies");
   stream_->expires_after(core_.opts.proxy_header_timeout);
   for (;;) {
