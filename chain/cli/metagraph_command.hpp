@@ -7,7 +7,7 @@
 // {"error": "..."} on stderr naming what failed (the endpoint, the method, the decode offset).
 #pragma once
 
-#include "endpoint_flags.hpp"
+#include <endpoint_flags.hpp>
 
 #include <CLI/CLI.hpp>
 

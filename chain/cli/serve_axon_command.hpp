@@ -15,7 +15,7 @@
 
 #include <signing_key.hpp>
 
-#include "endpoint_flags.hpp"
+#include <endpoint_flags.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -3,8 +3,11 @@
 // version; bt-chain prints the signed extrinsic, and tests/node/chain_extrinsic_peer.mjs
 // (@polkadot/types) decodes it with the same metadata, checks the call and its arguments, and
 // verifies the signature over the payload it rebuilds, which must equal the printed one.
+// Without --dry-run: the fake accepts any author_submitExtrinsic and, only once one was received,
+// serves SubtensorModule.Axons(netuid, hotkey) with the AxonInfo the test expects (or another).
 // Registered by tests/chain_serve_axon_cli.cmake. Needs node and tests/node/node_modules
 // (scripts/setup); when either is missing the test fails, never skips.
+#include <bt/chain/hashing.hpp>
 #include <bt/hex.hpp>
 #include <bt/json.hpp>
 #include <bt/keypair.hpp>
@@ -145,6 +148,111 @@ TEST_CASE(
     CHECK("0x" + r.at("signing_payload_hex").get<std::string>() ==
           printed[k].at("signing_payload_hex"));
     CHECK(r.at("signature_valid") == true);
+  }
+}
+
+namespace {
+
+/// SCALE of subtensor's AxonInfo: block u64, version u32, ip u128, port u16, ip_type u8,
+/// protocol u8, placeholder1 u8, placeholder2 u8 (little-endian), written by hand.
+std::string axon_info_hex(std::uint64_t block, std::uint32_t version, std::uint32_t ipv4,
+                          std::uint16_t port, std::uint8_t ip_type, std::uint8_t protocol) {
+  std::vector<std::uint8_t> b;
+  auto le = [&b](unsigned __int128 v, int n) {
+    for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  le(block, 8);
+  le(version, 4);
+  le(ipv4, 16);
+  le(port, 2);
+  le(ip_type, 1);
+  le(protocol, 1);
+  le(0, 2);
+  return "0x" + bt::to_hex(b);
+}
+
+/// The submission's answers: any extrinsic is accepted; the Axons entry of `hotkey` on subnet 1
+/// is empty (null) until one was submitted, then `stored_hex`.
+fs::path write_submit_session(const fs::path& dir, const bt::keypair& hotkey,
+                              const std::string& stored_hex) {
+  const std::string key = "0x" + bt::to_hex(bt::axons_storage_key(1, hotkey.public_key()));
+  const bt::json calls = bt::json::array({
+      {{"method", "author_submitExtrinsic"},
+       {"params", "*"},
+       {"response", {{"result", "0x" + std::string(64, 'e')}}}},
+      {{"method", "state_getStorage"}, {"params", "*"}, {"response", {{"result", nullptr}}}},
+      {{"method", "state_getStorage"},
+       {"params", bt::json::array({key})},
+       {"after", "author_submitExtrinsic"},
+       {"response", {{"result", stored_hex}}}},
+  });
+  const fs::path path = dir / "submit.json";
+  std::ofstream(path) << bt::json{{"calls", calls}}.dump();
+  return path;
+}
+
+struct submit_node {
+  bt::perf::child_process child;
+  std::string url;
+  submit_node(const fs::path& runtime, const fs::path& submit)
+      : child(bt::perf::child_process::spawn(
+            {BT_FAKE_SUBTENSOR_EXE, "--session",
+             bt::test::vectors_dir() + "/chain/session_sn1_block6852690.json", "--session",
+             runtime.string(), "--session", submit.string()})) {
+    auto line = child.read_line(10s);
+    REQUIRE(line);
+    url = bt::json::parse(*line).at("url").get<std::string>();
+  }
+  ~submit_node() { child.stop(); }
+};
+
+}  // namespace
+
+TEST_CASE("bt-chain serve-axon submits, then confirms the axon from storage", "[chain][cli]") {
+  const auto bob = bt::keypair::from_uri("//Bob");
+  temp_dir tmp("bt-serve-axon-submit");
+  const fs::path runtime =
+      write_session(tmp.path, "metadata_v16_spec393.hex", 393, bob.ss58_address(), 7);
+  // 203.0.113.7 = 0xCB007107; version 10002000 is the version_as_int this build speaks (the
+  // dry-run test checks the same value in the call).
+  const std::uint32_t ip = 0xCB007107u;
+
+  SECTION("storage shows the served axon: success, one JSON object") {
+    submit_node node(runtime, write_submit_session(
+                                  tmp.path, bob, axon_info_hex(6852691, 10002000, ip, 8091, 4, 4)));
+    const auto r = bt::test::run_bt_chain(
+        "serve-axon --netuid 1 --ip 203.0.113.7 --port 8091 --uri //Bob --confirm-timeout 10 "
+        "--subtensor.chain_endpoint " +
+        node.url);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find('\n') == r.out.size() - 1);
+    const bt::json j = bt::json::parse(r.out);
+    CHECK(j.at("extrinsic_hash") == "0x" + std::string(64, 'e'));
+    CHECK(j.at("netuid") == 1);
+    CHECK(j.at("hotkey") == bob.ss58_address());
+    CHECK(j.at("ip") == "203.0.113.7");
+    CHECK(j.at("port") == 8091);
+    CHECK(j.at("ip_type") == 4);
+    CHECK(j.at("protocol") == 4);
+    CHECK(j.at("version") == 10002000);
+  }
+  SECTION("storage keeps another axon: a timeout error naming the extrinsic, exit 2") {
+    // The stored port is 9999, not 8091: never a match.
+    submit_node node(runtime, write_submit_session(
+                                  tmp.path, bob, axon_info_hex(6852691, 10002000, ip, 9999, 4, 4)));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = bt::test::run_bt_chain(
+        "serve-axon --netuid 1 --ip 203.0.113.7 --port 8091 --uri //Bob --confirm-timeout 1 "
+        "--subtensor.chain_endpoint " +
+        node.url);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    const std::string msg = bt::json::parse(r.err).at("error").get<std::string>();
+    CHECK(msg.find("SubtensorModule.Axons did not show the served axon within 1000 ms") !=
+          std::string::npos);
+    CHECK(msg.find("0x" + std::string(64, 'e')) != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - t0 < 30s);  // no hang
   }
 }
 

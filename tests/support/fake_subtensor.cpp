@@ -104,10 +104,16 @@ struct fake_subtensor::impl {
   tcp::acceptor acceptor{ioc};
   std::thread thread;
 
-  mutable std::mutex mutex;                  // guards everything below
-  std::map<std::string, bt::json> answers;   // key -> response object
-  std::set<std::string> methods;             // methods with at least one answer
-  std::map<std::string, fake_fault> faults;  // method -> fault
+  mutable std::mutex mutex;                 // guards everything below
+  std::map<std::string, bt::json> answers;  // key -> response object
+  std::map<std::string, bt::json> any;      // method -> response for any params
+  struct gated_answer {
+    std::string trigger;
+    bt::json response;
+  };
+  std::map<std::string, gated_answer> gated;  // key -> answer once `trigger` was received
+  std::set<std::string> methods;              // methods with at least one answer
+  std::map<std::string, fake_fault> faults;   // method -> fault
   std::map<std::string, std::size_t> counts;
   std::size_t outstanding = 0;
   std::size_t max_outstanding = 0;
@@ -175,8 +181,14 @@ struct fake_subtensor::impl {
         const bt::json params = req.value("params", bt::json::array());
         ++self->counts[method];
         if (auto f = self->faults.find(method); f != self->faults.end()) fault = f->second;
-        if (auto a = self->answers.find(key(method, params)); a != self->answers.end()) {
+        const std::string k = key(method, params);
+        const auto g = self->gated.find(k);
+        if (g != self->gated.end() && self->counts[g->second.trigger] > 0) {
+          response = g->second.response;
+        } else if (auto a = self->answers.find(k); a != self->answers.end()) {
           response = a->second;
+        } else if (auto w = self->any.find(method); w != self->any.end()) {
+          response = w->second;
         } else if (!self->methods.count(method)) {
           response = {{"error", {{"code", -32601}, {"message", "Method not found"}}}};
         } else {
@@ -261,15 +273,23 @@ struct fake_subtensor::impl {
     std::lock_guard lock(mutex);
     for (auto& c : j["calls"]) {
       const std::string method = c.at("method").get<std::string>();
-      answers[key(method, c.at("params"))] = c.at("response");
+      const bt::json& params = c.at("params");
+      if (params == "*") {
+        any[method] = c.at("response");
+      } else if (c.contains("after")) {
+        gated[key(method, params)] = {c.at("after").get<std::string>(), c.at("response")};
+      } else {
+        answers[key(method, params)] = c.at("response");
+      }
       methods.insert(method);
     }
   }
 };
 
-fake_subtensor::fake_subtensor(const std::string& session_path) : impl_(std::make_shared<impl>()) {
+fake_subtensor::fake_subtensor(const std::string& session_path, std::uint16_t port)
+    : impl_(std::make_shared<impl>()) {
   if (!session_path.empty()) impl_->load(session_path);
-  tcp::endpoint ep(net::ip::make_address("127.0.0.1"), 0);
+  tcp::endpoint ep(net::ip::make_address("127.0.0.1"), port);
   impl_->acceptor.open(ep.protocol());
   impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
   impl_->acceptor.bind(ep);
@@ -303,8 +323,29 @@ void fake_subtensor::set_response(const std::string& method, const bt::json& par
   impl_->methods.insert(method);
 }
 
+void fake_subtensor::set_any_response(const std::string& method, bt::json response) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->any[method] = std::move(response);
+  impl_->methods.insert(method);
+}
+
+void fake_subtensor::set_response_after(const std::string& trigger, const std::string& method,
+                                        const bt::json& params, bt::json response) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->gated[key(method, params)] = {trigger, std::move(response)};
+  impl_->methods.insert(method);
+}
+
 void fake_subtensor::remove_method(const std::string& method) {
   std::lock_guard lock(impl_->mutex);
+  impl_->any.erase(method);
+  for (auto it = impl_->gated.begin(); it != impl_->gated.end();) {
+    if (it->first.starts_with(method + "\n")) {
+      it = impl_->gated.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = impl_->answers.begin(); it != impl_->answers.end();) {
     if (it->first.starts_with(method + "\n")) {
       it = impl_->answers.erase(it);

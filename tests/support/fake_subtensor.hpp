@@ -8,6 +8,13 @@
 // recorded method with other params gets -32602 naming them. Answers carry the request's id.
 // Requests are handled concurrently (a delayed answer does not hold up the others).
 //
+// Two kinds of answer go beyond replaying (for a submitted extrinsic, whose bytes change with
+// every run, and the storage it changes); in a session file they are marked per call:
+//   "params": "*"        any params: the answer when no exact one matches (set_any_response);
+//   "after": "METHOD"    the answer exists only once a request of METHOD has been received, and
+//                        then wins over the others for its params (set_response_after): e.g.
+//                        state_getStorage of SubtensorModule.Axons after author_submitExtrinsic.
+//
 // Faults (per method, for every later request of it):
 //   close_mid_response  half of the answer's frame (a non-final websocket fragment), then the TCP
 //                       connection is closed without a websocket close;
@@ -40,8 +47,9 @@ fake_fault parse_fake_fault(std::string_view text);
 
 class fake_subtensor {
  public:
-  /// Listens on 127.0.0.1:0 with one I/O thread of its own, and loads `session_path` if given.
-  explicit fake_subtensor(const std::string& session_path = {});
+  /// Listens on 127.0.0.1:`port` (0: any free port) with one I/O thread of its own, and loads
+  /// `session_path` if given. A fixed port lets a test stop a node and start another in its place.
+  explicit fake_subtensor(const std::string& session_path = {}, std::uint16_t port = 0);
   ~fake_subtensor();
   fake_subtensor(const fake_subtensor&) = delete;
   fake_subtensor& operator=(const fake_subtensor&) = delete;
@@ -54,6 +62,12 @@ class fake_subtensor {
   void load(const std::string& session_path);
   /// Adds or replaces one answer; `response` is {"result": ...} or {"error": {...}}.
   void set_response(const std::string& method, const bt::json& params, bt::json response);
+  /// Answers `method` with `response` whatever its params, when no exact answer matches.
+  void set_any_response(const std::string& method, bt::json response);
+  /// Adds an answer that applies only once a request of `trigger` has been received; from then
+  /// on it wins over the other answers for these params.
+  void set_response_after(const std::string& trigger, const std::string& method,
+                          const bt::json& params, bt::json response);
   /// Forgets every recorded answer of `method` (it then gets "Method not found").
   void remove_method(const std::string& method);
   void set_fault(const std::string& method, fake_fault f);

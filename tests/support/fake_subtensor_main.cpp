@@ -2,8 +2,9 @@
 // run command-line tools against it.
 //
 //   fake-subtensor --session FILE [--session FILE]... [--fault
-//   METHOD=close|malformed|oversized:N|delay:MS]...
+//   METHOD=close|malformed|oversized:N|delay:MS]... [--port N]
 //
+// --port (default 0: any free port) lets a test stop the node and start another in its place.
 // Its first stdout line is {"port": N, "url": "ws://127.0.0.1:N"} once it is listening (as
 // bt-axon's ready line); it then serves until SIGTERM or SIGINT and exits 0. Bad arguments: a
 // message on stderr and exit 2.
@@ -25,11 +26,17 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   std::vector<std::string> sessions;
+  unsigned long port = 0;
   std::vector<std::pair<std::string, bt::test::fake_fault>> faults;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      if ((a == "--session" || a == "--fault") && i + 1 < argc) {
+      if (a == "--port" && i + 1 < argc) {
+        const std::string v = argv[++i];
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 5 ||
+            (port = std::stoul(v)) > 65535)
+          throw std::invalid_argument("--port: expected 0-65535, got '" + v + "'");
+      } else if ((a == "--session" || a == "--fault") && i + 1 < argc) {
         const std::string v = argv[++i];
         if (a == "--session") {
           sessions.push_back(v);
@@ -44,7 +51,7 @@ int main(int argc, char** argv) {
       }
     }
     if (sessions.empty()) throw std::invalid_argument("--session FILE is required");
-    bt::test::fake_subtensor fake;
+    bt::test::fake_subtensor fake({}, static_cast<std::uint16_t>(port));
     for (const auto& s : sessions) fake.load(s);
     for (const auto& [m, f] : faults) fake.set_fault(m, f);
     std::cout << "{\"port\": " << fake.port() << ", \"url\": \"" << fake.url() << "\"}"

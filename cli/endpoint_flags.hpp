@@ -1,5 +1,11 @@
-// The subtensor endpoint flags every bt-chain subcommand takes (endpoint.hpp has the rule):
-// --subtensor.network, --subtensor.chain_endpoint, BT_SUBTENSOR_CHAIN_ENDPOINT, and --timeout.
+// The subtensor endpoint flags of every tool that reads the chain (bt-chain's subcommands,
+// bt-axon --netuid, bt-dendrite query --netuid); bt/chain/endpoint.hpp has the rule:
+// --subtensor.network, --subtensor.chain_endpoint, BT_SUBTENSOR_CHAIN_ENDPOINT, and a timeout
+// per JSON-RPC request (named --timeout in bt-chain; --subtensor.timeout in the tools whose
+// --timeout means something else).
+//
+// Header-only and part of bt_cli, but it needs bt::chain: only targets that link bt::chain may
+// include it.
 #pragma once
 
 #include <bt/chain/endpoint.hpp>
@@ -7,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -16,15 +23,17 @@ namespace bt::cli {
 struct endpoint_config {
   std::string network;         ///< --subtensor.network finney|test|local|URL
   std::string chain_endpoint;  ///< --subtensor.chain_endpoint URL (wins)
-  double timeout = 30.0;       ///< --timeout: seconds per JSON-RPC request
+  double timeout = 30.0;       ///< seconds per JSON-RPC request
 };
 
-inline void add_endpoint_flags(CLI::App* cmd, endpoint_config& cfg) {
+/// Adds the flags to `cmd`; `timeout_flag` names the request-timeout option.
+inline void add_endpoint_flags(CLI::App* cmd, endpoint_config& cfg,
+                               const std::string& timeout_flag = "--timeout") {
   cmd->add_option("--subtensor.network", cfg.network,
                   "finney, test or local (default: BT_SUBTENSOR_CHAIN_ENDPOINT, else finney)");
   cmd->add_option("--subtensor.chain_endpoint", cfg.chain_endpoint,
                   "ws:// or wss:// URL of a subtensor node (wins over --subtensor.network)");
-  cmd->add_option("--timeout", cfg.timeout, "Seconds per JSON-RPC request (default 30)")
+  cmd->add_option(timeout_flag, cfg.timeout, "Seconds per JSON-RPC request (default 30)")
       ->check(CLI::PositiveNumber);
 }
 
