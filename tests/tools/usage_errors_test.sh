@@ -45,6 +45,12 @@ case "$TOOL" in
     usage "unknown option '--axon.prot' for bt-axon" --axon.prot 1
     usage "--axon.ip 'bad host!': not an IP address or a host name; give an IP address such as 127.0.0.1" --axon.ip 'bad host!'
     usage "--axon.ip 'nosuch.invalid': the host name does not resolve" --axon.ip nosuch.invalid
+    # Behind a load balancer: the CIDR list is checked before anything starts, naming the block.
+    usage "bt-axon: --axon.trusted_proxies: '10.0.0.1/8' is not a CIDR block: host bits are set below /8 (did you mean 10.0.0.0/8?)" --axon.proxy_protocol --axon.trusted_proxies 10.0.0.1/8
+    usage "--axon.trusted_proxies: '10.0.0.0/40' is not a CIDR block: prefix length 40 is above 32" --axon.proxy_protocol --axon.trusted_proxies 127.0.0.1/32,10.0.0.0/40
+    usage "--axon.trusted_proxies: empty item in the CIDR list '127.0.0.1/32,'" --axon.proxy_protocol --axon.trusted_proxies 127.0.0.1/32,
+    usage "bt-axon: --axon.proxy_protocol and --axon.trusted_proxies CIDR[,CIDR...] go together" --axon.proxy_protocol
+    usage "bt-axon: --axon.proxy_protocol and --axon.trusted_proxies CIDR[,CIDR...] go together" --axon.trusted_proxies 127.0.0.1/32
     # Policy files: a bad entry is named with its file and line (deny list) or entry (metagraph).
     printf '# deny\n5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY\n5Fnotakey\n' >"$TMP/deny.txt"
     usage "$TMP/deny.txt:3: '5Fnotakey' is not an SS58 address" --uri //Bob --blacklist.hotkeys "$TMP/deny.txt"
