@@ -321,6 +321,12 @@ void axon::start(std::error_code& ec) {
   s.running = true;
   s.log->info("axon: listening on {}:{} as {} ({} I/O threads, {} workers)", s.bound_ip,
               s.bound_port, s.hotkey.ss58_address(), n, s.pool->threads());
+  if (s.opts.proxy_protocol) {
+    std::string from;
+    for (const auto& block : s.trusted_proxies)
+      from += (from.empty() ? "" : ", ") + block.to_string();
+    s.log->info("axon: PROXY protocol header required, from {} only", from);
+  }
 }
 
 void axon::stop() {
