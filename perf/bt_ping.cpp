@@ -82,7 +82,9 @@ int run(const ping_config& cfg) {
   print_summary(std::cout, result, s);
 
   std::optional<baseline_figures> base;
-  if (cfg.baseline) {
+  if (cfg.baseline && s.count == 0) {
+    std::cerr << "bt-ping: --baseline: no call succeeded, so there is no ratio to give\n";
+  } else if (cfg.baseline) {
     base = measure_baseline(cfg, key, target);
     print_baseline(std::cout, s, *base);
   }
@@ -98,7 +100,9 @@ int run(const ping_config& cfg) {
   }
   if (local) local->stop();
   if (child) child->stop();
-  return result.failures.empty() ? 0 : 1;
+  // 1 when any call failed (the failures are listed above), so a script cannot take a run
+  // that measured nothing, or a partly failed one, for a measurement.
+  return result.failed() == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -170,6 +174,16 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
 
+  // A bad --target is bad usage (exit 2), found before any axon or dendrite is set up.
+  if (!cfg.target.empty()) {
+    try {
+      bt::init_crypto();  // ss58::decode hashes with libsodium
+      (void)parse_target(cfg.target);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "bt-ping: " << e.what() << "\n";
+      return 2;
+    }
+  }
   if (cfg.axon_cpu_seconds > 0 || cfg.memory) {
     if (!cfg.target.empty()) {
       std::cerr << "bt-ping: --axon-cpu and --memory measure a bt-axon process they spawn; drop "

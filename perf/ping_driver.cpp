@@ -92,8 +92,11 @@ asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st, dendrite& d) {
     const std::int64_t status = result.dendrite.status_code.value_or(0);
     {
       std::lock_guard lock(st->m);
-      st->run.latency_us.push_back(us);
-      if (status != 200) st->run.failures[status]++;
+      ++st->run.calls;
+      if (status == 200)
+        st->run.latency_us.push_back(us);
+      else
+        st->run.add_failure(status, result.dendrite.status_message.value_or(""));
       if (st->opt.verbose) {
         *st->opt.verbose << "query " << index + 1 << ": status " << status << ", process_time "
                          << result.dendrite.process_time.value_or(0.0) << " s";

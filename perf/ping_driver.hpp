@@ -58,8 +58,9 @@ struct drive_options {
 
 /// Runs opt.concurrency caller coroutines (caller i uses dendrite i % callers.size()) on the
 /// dendrites' executor (no thread hop per call, like Python's single event loop) and waits for
-/// them. Each call's latency is the dendrite's `process_time`; a call whose status is not 200
-/// counts as a failure under its status (its time is still recorded, as the original loop did).
+/// them. Each successful call's latency is the dendrite's `process_time`; a call whose status is
+/// not 200 counts as a failure under its status and message, and its time is not recorded (a
+/// refused connect has none; the original loop would have appended Python's None).
 /// The synapse sent is a copy of `proto`. Instantiated for bt::synapse and payload_synapse.
 template <class T>
 ping_run drive(caller_set& callers, const axon_info& target, const T& proto,

@@ -1,7 +1,10 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bt::perf {
 
@@ -13,32 +16,55 @@ std::string f(const char* format, double v) {
 }
 }  // namespace
 
+void ping_run::add_failure(std::int64_t status, std::string message) {
+  std::pair key{status, std::move(message)};
+  if (failure_reasons.size() >= max_failure_kinds && !failure_reasons.contains(key))
+    key.second = other_messages;
+  ++failure_reasons[std::move(key)];
+  ++failures[status];
+}
+
 double requests_per_second(const ping_run& run) {
   return run.wall_seconds > 0 ? static_cast<double>(run.latency_us.size()) / run.wall_seconds : 0.0;
 }
 
 void print_summary(std::ostream& out, const ping_run& run, const summary& s) {
-  // The first three lines are the original measurement's output, character for character.
-  out << "Number of queries: " << s.count << "\n";
-  out << "Average: " << f("%.4f", s.mean / 1e6) << " seconds\n";
-  out << "Standard deviation: " << f("%.4f", s.stddev / 1e6) << " seconds\n";
-  out << "Latency: p50 " << f("%.1f", s.p50) << " us, p90 " << f("%.1f", s.p90) << " us, p99 "
-      << f("%.1f", s.p99) << " us, max " << f("%.1f", s.max) << " us (mean " << f("%.1f", s.mean)
-      << " us, stddev " << f("%.1f", s.stddev) << " us)\n";
-  out << "Failures: ";
-  if (run.failures.empty()) {
-    out << "none\n";
+  // The first three lines are the original measurement's output, character for character, when
+  // every call succeeded.
+  out << "Number of queries: " << run.calls << "\n";
+  if (s.count == 0 && run.calls > 0) {
+    out << "Average: none (no call succeeded)\n";
+    out << "Standard deviation: none (no call succeeded)\n";
   } else {
-    bool first = true;
-    for (const auto& [status, n] : run.failures) {
-      out << (first ? "" : ", ") << status << ": " << n;
-      first = false;
-    }
+    out << "Average: " << f("%.4f", s.mean / 1e6) << " seconds\n";
+    out << "Standard deviation: " << f("%.4f", s.stddev / 1e6) << " seconds\n";
+    out << "Latency: p50 " << f("%.1f", s.p50) << " us, p90 " << f("%.1f", s.p90) << " us, p99 "
+        << f("%.1f", s.p99) << " us, max " << f("%.1f", s.max) << " us (mean " << f("%.1f", s.mean)
+        << " us, stddev " << f("%.1f", s.stddev) << " us)";
+    if (run.failed() > 0) out << " over the " << s.count << " successful calls";
     out << "\n";
   }
-  if (run.concurrency > 1 || run.wall_seconds > 0) {
+  if (run.failed() == 0) {
+    out << "Failures: none\n";
+  } else {
+    out << "Failures: " << run.failed() << " of " << run.calls << " calls\n";
+    std::vector<std::pair<std::size_t, const std::pair<std::int64_t, std::string>*>> kinds;
+    for (const auto& [key, n] : run.failure_reasons) kinds.emplace_back(n, &key);
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    constexpr std::size_t shown = 10, max_chars = 200;
+    for (std::size_t i = 0; i < kinds.size() && i < shown; ++i) {
+      const auto& [status, message] = *kinds[i].second;
+      out << "  " << kinds[i].first << " x " << status << " "
+          << (message.size() > max_chars ? message.substr(0, max_chars) + "..." : message) << "\n";
+    }
+    if (kinds.size() > shown) out << "  (and " << kinds.size() - shown << " more kinds)\n";
+  }
+  if (s.count > 0 && (run.concurrency > 1 || run.wall_seconds > 0)) {
     out << "Throughput: " << f("%.0f", requests_per_second(run)) << " requests/s with "
-        << run.concurrency << " in flight (" << f("%.2f", run.wall_seconds) << " s wall)\n";
+        << run.concurrency << " in flight (" << f("%.2f", run.wall_seconds) << " s wall";
+    if (run.failed() > 0) out << "; successful calls only";
+    out << ")\n";
   }
 }
 
@@ -62,22 +88,29 @@ void print_baseline(std::ostream& out, const summary& ping, const baseline_figur
 
 json to_json(const ping_run& run, const summary& s, const baseline_figures* b, const json& extra) {
   json j = json::object();
-  j["count"] = s.count;
-  j["mean_us"] = s.mean;
-  j["stddev_us"] = s.stddev;
-  j["p50_us"] = s.p50;
-  j["p90_us"] = s.p90;
-  j["p99_us"] = s.p99;
-  j["max_us"] = s.max;
+  j["count"] = run.calls;
+  j["successes"] = s.count;
+  // No successful call, no figure: null rather than a 0 that reads as a measurement.
+  const auto figure = [&](double v) { return s.count > 0 ? json(v) : json(nullptr); };
+  j["mean_us"] = figure(s.mean);
+  j["stddev_us"] = figure(s.stddev);
+  j["p50_us"] = figure(s.p50);
+  j["p90_us"] = figure(s.p90);
+  j["p99_us"] = figure(s.p99);
+  j["max_us"] = figure(s.max);
   json failures = json::object();
   for (const auto& [status, n] : run.failures) failures[std::to_string(status)] = n;
   j["failures"] = std::move(failures);
+  json reasons = json::array();
+  for (const auto& [key, n] : run.failure_reasons)
+    reasons.push_back({{"status", key.first}, {"message", key.second}, {"count", n}});
+  j["failure_reasons"] = std::move(reasons);
   if (b) {
     json base = json::object();
     base["bare_rtt_mean_us"] = b->bare.mean;
     base["sign_us"] = b->crypto.sign_us;
     base["verify_us"] = b->crypto.verify_us;
-    base["ratio"] = s.mean / b->floor_us();
+    base["ratio"] = figure(s.mean / b->floor_us());
     base["floor_us"] = b->floor_us();
     base["signed"] = b->signed_ping;
     base["request_bytes"] = b->request_bytes;

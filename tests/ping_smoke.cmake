@@ -13,4 +13,10 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
                      -DEXPECT_COUNT=100 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
     set_tests_properties("perf: bt-ping cross-process" PROPERTIES TIMEOUT 240)
   endif()
+  # Every call failing: the failures by status and message, no figure, exit 1.
+  find_program(BT_BASH bash REQUIRED)
+  add_test(NAME "perf: bt-ping failure report"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_failures_test.sh
+                   $<TARGET_FILE:bt-ping>)
+  set_tests_properties("perf: bt-ping failure report" PROPERTIES TIMEOUT 120)
 endif()

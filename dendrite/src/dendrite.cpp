@@ -18,6 +18,7 @@
 #include <bt/dendrite.hpp>
 
 #include <bt/json_body.hpp>
+#include <bt/ss58.hpp>
 
 #include "connection_pool.hpp"
 
@@ -248,6 +249,13 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     if (ec)
       throw call_failure{dendrite_errc::invalid_address,
                          "invalid axon address '" + target_.ip + "' (an IP literal is required)"};
+    // The target's hotkey is part of the signed message: one that is not an SS58 address can
+    // only earn the axon's 401 after a round trip, so it is refused here, before a connection,
+    // like an address that is not an IP literal.
+    if (std::error_code hk; !ss58::decode(target_.hotkey, hk))
+      throw call_failure{dendrite_errc::invalid_address,
+                         "invalid axon hotkey '" + target_.hotkey +
+                             "' (an SS58 address is required: " + hk.message() + ")"};
     // Our own public address: talk to our own miner over loopback (PROTOCOL 4.1, D19).
     if (!ext.empty() && target_.ip == ext) addr = net::ip::make_address_v4("127.0.0.1");
     if (st_->opt.insecure_skip_signing && !addr.is_loopback())

@@ -112,6 +112,7 @@ TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
   bt::axon_info refused;
   refused.ip = "127.0.0.1";
   refused.port = closed_port();
+  refused.hotkey = bob().ss58_address();  // a hotkey that is not SS58 would fail first (422)
   bt::axon_info bad_ip;
   bad_ip.ip = "not an ip";
   bad_ip.port = 1;

@@ -96,6 +96,28 @@ TEST_CASE("connection refused gives 503 Service unavailable, quickly", "[dendrit
   CHECK(open_fds() == fds_before);
 }
 
+TEST_CASE("a target hotkey that is not an SS58 address fails at once, before any connection",
+          "[dendrite][faults]") {
+  fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    co_await read_request(s, buf, log);
+  });
+  bt::dendrite d(alice());
+  std::string bad_checksum = bob().ss58_address();
+  bad_checksum.back() = bad_checksum.back() == 'a' ? 'b' : 'a';
+  for (const std::string& hotkey : {std::string("hello"), std::string(), bad_checksum}) {
+    INFO("hotkey '" << hotkey << "'");
+    auto r = d.call(srv.axon(hotkey), query(), 5.0);
+    CHECK(r.dendrite.status_code == 422);
+    CHECK_THAT(r.dendrite.status_message.value_or(""),
+               Catch::StartsWith("Failed to parse response: invalid axon hotkey '" + hotkey +
+                                 "' (an SS58 address is required: "));
+    CHECK_FALSE(r.axon.status_code.has_value());
+  }
+  CHECK(d.stats().connections_opened == 0);
+  CHECK(srv.log().count() == 0);
+}
+
 TEST_CASE("a server that accepts and never answers gives 408 at the deadline",
           "[dendrite][faults]") {
   fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
@@ -506,6 +528,7 @@ TEST_CASE("no descriptor leaks across faults and pooling", "[dendrite][pool]") {
       bt::axon_info refused;
       refused.ip = "127.0.0.1";
       refused.port = closed_port();
+      refused.hotkey = bob().ss58_address();  // else refused before connecting (not SS58)
       d.call(refused, query(), 1.0);
     }
     CHECK(d.stats().idle_connections == 1);

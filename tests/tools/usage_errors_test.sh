@@ -96,6 +96,10 @@ case "$TOOL" in
     # An output file that cannot be written is refused before the run, with the reason.
     usage "bt-ping: --json: cannot write $TMP/no/such/ping.json: No such file or directory" --count 1 --json "$TMP/no/such/ping.json"
     usage "bt-ping: --histogram: cannot write $TMP: Is a directory" --count 1 --histogram "$TMP"
+    # A target whose hotkey is not an SS58 address is refused before anything is sent.
+    usage "bt-ping: --target '127.0.0.1:1:hello': hotkey 'hello' is not an SS58 address (" --count 1 --target 127.0.0.1:1:hello
+    usage "--target '127.0.0.1:1:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZa': hotkey '5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZa' is not an SS58 address (" --count 1 --target 127.0.0.1:1:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZa
+    usage "bt-ping: --target must be IP:PORT:HOTKEY, got '127.0.0.1:0:5GNJ'" --count 1 --target 127.0.0.1:0:5GNJ
     ;;
   *) echo "usage: $0 bt-axon|bt-dendrite|bt-ping <binary>" >&2; exit 2 ;;
 esac

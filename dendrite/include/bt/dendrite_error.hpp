@@ -36,7 +36,8 @@ enum class dendrite_errc {
   /// Not HTTP, not JSON, not a JSON object, not the synapse's shape, or an unparsable bt header.
   /// 422 "Failed to parse response: {detail}". A broken miner; never retry.
   malformed_response,
-  /// The axon_info cannot be addressed (its ip is not an IP literal; no DNS is ever used).
+  /// The axon_info cannot be addressed (its ip is not an IP literal, since no DNS is ever used;
+  /// or its hotkey, part of the signed message, is not an SS58 address). Nothing is sent.
   /// 422 "Failed to parse response: invalid axon address ...". Fix the metagraph entry.
   invalid_address,
   /// The caller cancelled the operation (cancellation slot) or the dendrite was destroyed.
