@@ -223,7 +223,9 @@ std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const st
   // variable time: one double-scalar multiplication R' = s·B + (−k)·A (libdecaf's ristretto255,
   // the same group and encoding as libsodium's) instead of three constant-time libsodium calls.
   // The outcome, error code included, is that of detail::verify_constant_time for every input
-  // (tests/libsynapse/sr25519_verify_differential_test.cpp).
+  // but one class (tests/libsynapse/sr25519_verify_differential_test.cpp): an A or R with bit 255
+  // set, which libsodium 1.0.18's decoder ignores, is refused here, as RFC 9496 and schnorrkel
+  // (curve25519-dalek) refuse it.
   //
   // A: a canonical Ristretto255 encoding, the identity included (schnorrkel's PublicKey accepts
   // it).

@@ -71,8 +71,8 @@ signature sign(const secret_key& secret, const public_key& pub,
 
 /// PublicKey::verify_simple(context, message, signature). Returns {} when valid, otherwise:
 /// - key_errc::invalid_signature: length != 64, marker bit (0x80 in byte 63) missing, s >= l, or R
-///   not a valid Ristretto255 encoding;
-/// - key_errc::invalid_public_key: `pub` not a valid Ristretto255 encoding;
+///   not a canonical Ristretto255 encoding (RFC 9496: bit 255 set is refused too);
+/// - key_errc::invalid_public_key: `pub` not a canonical Ristretto255 encoding (likewise);
 /// - key_errc::signature_mismatch: well-formed, but compress(s·B − k·A) != R.
 /// Cost: the transcript (a few Keccak permutations) and one variable-time double-scalar
 /// multiplication s·B + (−k)·A (libdecaf), with one point decode and one encode. Variable time
@@ -83,8 +83,9 @@ std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const st
 
 namespace detail {
 /// The previous verifier, kept as the reference of the differential test and the benchmark:
-/// the same contract and the same result as verify() for every input, computed with libsodium's
-/// constant-time calls (s·B, k·A and R + k·A, each re-encoded). Not for production use: slower.
+/// libsodium's constant-time calls (s·B, k·A and R + k·A, each re-encoded). The same result as
+/// verify() for every input except an A or R with bit 255 set, which libsodium 1.0.18 decodes as
+/// if the bit were clear (verify() refuses it, as schnorrkel does). Not for production use.
 std::error_code verify_constant_time(std::span<const std::uint8_t, 32> pub,
                                      std::span<const std::uint8_t> message,
                                      std::span<const std::uint8_t> signature,
