@@ -162,6 +162,13 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
       std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
   if (sr25519::verify(decoded->public_key, bytes, sig)) {
     why = fmt::format("Signature mismatch with {} and {}", scratch, sig_text);
+    // Python's text above is kept as the prefix (clients match on it); a request signed for
+    // another axon's hotkey (a validator that targeted the wrong entry) is told which one this
+    // axon serves, since the signed text above names only ours.
+    const std::string_view signed_for = h.axon.hotkey ? *h.axon.hotkey : std::string_view();
+    if (signed_for != my_hotkey_)
+      why += fmt::format(" (this axon serves hotkey {}; the request was signed for {})", my_hotkey_,
+                         signed_for.empty() ? "no axon hotkey" : signed_for);
     return false;
   }
   return true;

@@ -196,3 +196,35 @@ TEST_CASE("verifier: a signed error answer of another axon is not a request (sig
   REQUIRE(sig);
   CHECK(alice().verify(std::string_view(victim_message), *sig));
 }
+
+TEST_CASE(
+    "verifier: a request signed for another axon's hotkey is told which hotkey this axon serves, "
+    "after Python's message",
+    "[verifier]") {
+  using bt::test::charlie;
+  // Alice signs for charlie's axon but reaches bob's (a validator that took the wrong entry).
+  bt::synapse h;
+  h.timeout = 12.0;
+  h.dendrite.nonce = t0;
+  h.dendrite.hotkey = alice().ss58_address();
+  h.dendrite.uuid = honest_uuid;
+  h.computed_body_hash = empty_hash;
+  h.axon.hotkey = charlie().ss58_address();
+  const std::string signed_for_charlie = std::to_string(t0) + "." + alice().ss58_address() + "." +
+                                         charlie().ss58_address() + "." + honest_uuid + "." +
+                                         empty_hash;
+  h.dendrite.signature = "0x" + bt::to_hex(alice().sign(std::string_view(signed_for_charlie)));
+  const std::string ours = std::to_string(t0) + "." + alice().ss58_address() + "." +
+                           bob().ss58_address() + "." + honest_uuid + "." + empty_hash;
+  const auto r = check(h);
+  CHECK_FALSE(r.ok);
+  CHECK(r.why == "Signature mismatch with " + ours + " and " + *h.dendrite.signature +
+                     " (this axon serves hotkey " + bob().ss58_address() +
+                     "; the request was signed for " + charlie().ss58_address() + ")");
+
+  // Signed for this axon's own hotkey but wrong: Python's message exactly, nothing added.
+  h.axon.hotkey = bob().ss58_address();
+  const auto same = check(h);
+  CHECK_FALSE(same.ok);
+  CHECK(same.why == "Signature mismatch with " + ours + " and " + *h.dendrite.signature);
+}
