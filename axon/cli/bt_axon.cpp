@@ -230,7 +230,9 @@ int main(int argc, char** argv) {
       ->check(bt::cli::in_range(0, 65535))
       ->capture_default_str();
   app.add_option("--axon.external_ip", external_ip,
-                 "Address published in AxonInfo (default: the bind address)")
+                 "Address published in AxonInfo: an IP literal, never resolved (validators "
+                 "connect to it without DNS; a name resolved here could give a private address) "
+                 "(default: the bind address)")
       ->envname("BT_AXON_EXTERNAL_IP");
   app.add_option("--axon.external_port", external_port,
                  "Port published in AxonInfo (default: the bound port)")
@@ -344,6 +346,21 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     std::cerr << "bt-axon: " << e.message << "\n";
     return 2;
+  }
+
+  if (!external_ip.empty()) {
+    std::string bare = external_ip;
+    if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']')
+      bare = bare.substr(1, bare.size() - 2);
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(bare, ec);
+    if (ec) {
+      std::cerr << "bt-axon: --axon.external_ip '" << external_ip
+                << "': not an IP address; the address published in AxonInfo must be an IP "
+                   "literal such as 203.0.113.7 or [2001:db8::1] (validators connect to it "
+                   "without DNS)\n";
+      return 2;
+    }
   }
 
   auto log = spdlog::stderr_color_mt("bt-axon");

@@ -69,19 +69,42 @@ axon_info parse_axon_flag(const std::string& text) {
   return a;
 }
 
+/// What --axons expects, appended to every complaint about the file's kind or shape.
+const char* const axons_file_hint =
+    "; --axons expects a JSON list of AxonInfo objects, e.g. "
+    "[{\"ip\": \"127.0.0.1\", \"port\": 8091, \"hotkey\": "
+    "\"5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty\"}] (optional: ip_type, version, "
+    "coldkey, protocol), such as the axons of an exported metagraph";
+
+/// Names the kind of JSON file that was given instead, when its shape tells: a wallet keyfile or
+/// bt-axon's --metagraph stake list (the JSON files a new user has at hand). Empty otherwise.
+std::string wrong_kind(const json& j) {
+  if (j.is_object() && (j.contains("ss58Address") || j.contains("publicKey")))
+    return " (this looks like a wallet keyfile)";
+  if (j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("hotkey") &&
+      !j[0].contains("ip") && (j[0].contains("stake") || j[0].size() == 1))
+    return " (this looks like a bt-axon --metagraph stake list: it has hotkeys but no ip or port)";
+  return {};
+}
+
 std::vector<axon_info> load_axons_file(const std::string& path) {
   std::string text, why;
   if (!read_file(path, text, why)) throw usage_error{"--axons: " + why};
   json j;
   if (error e = parse_json(text, j, {}); e)
-    throw usage_error{"--axons " + path + ": " + e.message()};
+    throw usage_error{"--axons " + path + ": not valid JSON (" + e.message() + ")" +
+                      axons_file_hint};
   if (!j.is_array())
-    throw usage_error{"--axons " + path + ": expected a JSON list of AxonInfo objects"};
+    throw usage_error{"--axons " + path + ": got a JSON " + std::string(j.type_name()) +
+                      wrong_kind(j) + axons_file_hint};
+  if (j.empty()) throw usage_error{"--axons " + path + ": the list is empty" + axons_file_hint};
+  const std::string kind = wrong_kind(j);
   std::vector<axon_info> out;
   for (std::size_t i = 0; i < j.size(); ++i) {
     axon_info a;
     if (error e = axon_info_from_json(j[i], a); e)
-      throw usage_error{"--axons " + path + " [" + std::to_string(i) + "]: " + e.message()};
+      throw usage_error{"--axons " + path + " [" + std::to_string(i) + "]: " + e.message() + kind +
+                        axons_file_hint};
     check_hotkey(a, "--axons " + path + " [" + std::to_string(i) + "]");
     out.push_back(std::move(a));
   }

@@ -45,6 +45,8 @@ case "$TOOL" in
     usage "unknown option '--axon.prot' for bt-axon" --axon.prot 1
     usage "--axon.ip 'bad host!': not an IP address or a host name; give an IP address such as 127.0.0.1" --axon.ip 'bad host!'
     usage "--axon.ip 'nosuch.invalid': the host name does not resolve" --axon.ip nosuch.invalid
+    usage "bt-axon: --axon.external_ip 'miner.example.com': not an IP address; the address published in AxonInfo must be an IP literal such as 203.0.113.7" --uri //Bob --axon.external_ip miner.example.com
+    usage "--axon.external_ip '1.2.3': not an IP address" --uri //Bob --axon.external_ip 1.2.3
     # Behind a load balancer: the CIDR list is checked before anything starts, naming the block.
     usage "bt-axon: --axon.trusted_proxies: '10.0.0.1/8' is not a CIDR block: host bits are set below /8 (did you mean 10.0.0.0/8?)" --axon.proxy_protocol --axon.trusted_proxies 10.0.0.1/8
     usage "--axon.trusted_proxies: '10.0.0.0/40' is not a CIDR block: prefix length 40 is above 32" --axon.proxy_protocol --axon.trusted_proxies 127.0.0.1/32,10.0.0.0/40
@@ -82,6 +84,17 @@ case "$TOOL" in
     usage "unknown option '--axon.ip' for bt-dendrite query" query --axon.ip 1
     usage "--axons: cannot read $TMP/none.json: No such file or directory" query --uri //Alice --axons "$TMP/none.json"
     usage "--axons: cannot read $TMP: Is a directory" query --uri //Alice --axons "$TMP"
+    # The wrong kind of file: what it looks like, and what --axons expects, with an example.
+    hint="--axons expects a JSON list of AxonInfo objects, e.g. [{\"ip\": \"127.0.0.1\", \"port\": 8091, \"hotkey\": \"5F"
+    printf '[{"hotkey": "5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY", "stake": 2.5}]' >"$TMP/stakes.json"
+    usage "--axons $TMP/stakes.json [0]: missing required field in axon_info.ip: required (this looks like a bt-axon --metagraph stake list: it has hotkeys but no ip or port); $hint" query --uri //Alice --axons "$TMP/stakes.json"
+    printf '{"accountId": "0x00", "publicKey": "0x00", "ss58Address": "5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY"}' >"$TMP/hotkey"
+    usage "--axons $TMP/hotkey: got a JSON object (this looks like a wallet keyfile); $hint" query --uri //Alice --axons "$TMP/hotkey"
+    printf '127.0.0.1:8091:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY\n' >"$TMP/targets.txt"
+    usage "--axons $TMP/targets.txt: not valid JSON (" query --uri //Alice --axons "$TMP/targets.txt"
+    usage "$hint" query --uri //Alice --axons "$TMP/targets.txt"
+    printf '[]' >"$TMP/empty.json"
+    usage "--axons $TMP/empty.json: the list is empty; $hint" query --uri //Alice --axons "$TMP/empty.json"
     ;;
   bt-ping)
     help_ok
