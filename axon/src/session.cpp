@@ -429,9 +429,14 @@ task<void> connection::run(std::shared_ptr<connection> self) {
   const axon_options& opts = c.core_.opts;
   bool first = true;
   try {
-    if (opts.proxy_protocol && !co_await c.read_proxy_header()) {
-      c.stream_->close();
-      co_return;
+    if (opts.proxy_protocol) {
+      c.idle_ = true;  // nothing asked yet: stop() may cut the wait for the header
+      const bool ok = co_await c.read_proxy_header();
+      c.idle_ = false;
+      if (!ok) {
+        c.stream_->close();
+        co_return;
+      }
     }
     for (;;) {
       if (c.stop_requested_ || c.core_.stopping.load(std::memory_order_relaxed)) break;
