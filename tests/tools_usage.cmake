@@ -25,3 +25,39 @@ if(TARGET bt_cli)
   bt_target_defaults(bt_cli_test)
   catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
 endif()
+
+# The docs against the tools: each tool's section lists exactly the flags its --help lists
+# (tests/docs/flags_test.sh), and files quoted in README.md and docs/ are quoted whole
+# (tests/docs/snippets_test.sh): "docs: ...".
+find_program(BT_BASH bash REQUIRED)
+add_test(NAME "docs: quoted files match their sources"
+         COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/docs/snippets_test.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties("docs: quoted files match their sources" PROPERTIES TIMEOUT 60)
+set(bt_flags_test ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/docs/flags_test.sh)
+set(bt_docs ${PROJECT_SOURCE_DIR}/docs)
+if(BT_BUILD_TOOLS)
+  add_test(NAME "docs: bt-axon flags agree with --help"
+           COMMAND ${bt_flags_test} $<TARGET_FILE:bt-axon> ${bt_docs}/axon.md "## `bt-axon`")
+  add_test(NAME "docs: bt-dendrite flags agree with --help"
+           COMMAND ${bt_flags_test} $<TARGET_FILE:bt-dendrite> ${bt_docs}/dendrite.md
+                   "## `bt-dendrite query`" @${bt_docs}/message-model.md "## `bt-dendrite encode`"
+                   -- query encode)
+  add_test(NAME "docs: bt-wallet flags agree with --help"
+           COMMAND ${bt_flags_test} $<TARGET_FILE:bt-wallet> ${bt_docs}/keys.md "## bt-wallet" --
+                   new-coldkey new-hotkey regen-coldkey regen-hotkey list show inspect sign verify
+                   ss58 "ss58 encode" "ss58 decode")
+  set_tests_properties("docs: bt-axon flags agree with --help" "docs: bt-dendrite flags agree with --help"
+                       "docs: bt-wallet flags agree with --help" PROPERTIES TIMEOUT 60)
+  if(TARGET bt-chain)
+    add_test(NAME "docs: bt-chain flags agree with --help"
+             COMMAND ${bt_flags_test} $<TARGET_FILE:bt-chain> ${bt_docs}/chain.md
+                     "### `bt-chain metagraph`" "## Publishing an axon" -- metagraph serve-axon)
+    set_tests_properties("docs: bt-chain flags agree with --help" PROPERTIES TIMEOUT 60)
+  endif()
+endif()
+if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
+  # The first "### Commands" of docs/performance.md is the one under "## Ping (bt-ping)".
+  add_test(NAME "docs: bt-ping flags agree with --help"
+           COMMAND ${bt_flags_test} $<TARGET_FILE:bt-ping> ${bt_docs}/performance.md "### Commands")
+  set_tests_properties("docs: bt-ping flags agree with --help" PROPERTIES TIMEOUT 60)
+endif()
