@@ -6,6 +6,7 @@
 //   bt-axon --wallet.name miner --wallet.hotkey default --axon.port 8091
 //   bt-axon --uri //Bob --axon.ip 127.0.0.1 --axon.port 0          # dev key, any free port
 //   bt-axon --uri //Bob --metagraph mg.json --blacklist.force_validator_permit
+//   bt-axon --uri //Bob --netuid 1 --subtensor.network finney     # the metagraph from the chain
 //   bt-axon --uri //Bob --axon.ip 127.0.0.1 --axon.port 0 --test-routes --axon.max_body_bytes 4096
 //
 // --test-routes (tests and the soak only) adds routes that misbehave on purpose: Throw (the handler
@@ -29,6 +30,9 @@
 
 #include <bt_cli.hpp>
 
+#include <endpoint_flags.hpp>
+
+#include "chain_policy.hpp"
 #include "miner_policy.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -188,6 +192,10 @@ int main(int argc, char** argv) {
   std::size_t max_workers = 10;
   bool debug = false;
   std::string deny_file, metagraph_file;
+  // --netuid: the policy metagraph from the chain, refreshed (chain_policy.hpp).
+  std::uint16_t netuid = 0;
+  bt::cli::endpoint_config chain_cfg;
+  unsigned refresh_s = 300;
   bool allow_non_registered = false, force_validator_permit = false, insecure = false;
   bool test_routes = false;
   // The replay store (bt::memory_nonce_store; docs/axon.md "Nonces").
@@ -307,6 +315,15 @@ int main(int argc, char** argv) {
                  "JSON list of {hotkey, stake, validator_permit}: enables the registration rules, "
                  "priority = stake")
       ->check(CLI::ExistingFile);
+  const CLI::Option* netuid_flag = app.add_option(
+      "--netuid", netuid,
+      "Read the metagraph of this subnet from the chain (--subtensor.*) at start-up and "
+      "every --metagraph.refresh_s; instead of --metagraph FILE");
+  bt::cli::add_endpoint_flags(&app, chain_cfg, "--subtensor.timeout");
+  app.add_option("--metagraph.refresh_s", refresh_s,
+                 "With --netuid: seconds between metagraph refreshes")
+      ->check(bt::cli::in_range(1u, 86400u))
+      ->capture_default_str();
   app.add_flag("--blacklist.allow_non_registered", allow_non_registered,
                "With --metagraph: serve hotkeys that are not in it");
   app.add_flag("--blacklist.force_validator_permit", force_validator_permit,
@@ -403,10 +420,52 @@ int main(int argc, char** argv) {
       log->error("{}", e.what());
       return 2;
     }
+    // --netuid: fail closed. A miner that cannot read its subnet's metagraph at start-up exits 1
+    // rather than serve without the registration rules; later failed refreshes keep the last one.
+    std::optional<bt::miner::metagraph_refresher> refresher;
+    if (netuid_flag->count() > 0) {
+      if (!metagraph_file.empty()) {
+        std::cerr << "bt-axon: --netuid and --metagraph FILE are exclusive (the chain or a file)\n";
+        return 2;
+      }
+      bt::error eerr;
+      const auto ep = bt::cli::resolve(chain_cfg, eerr);
+      if (!ep) {
+        std::cerr << "bt-axon: " << eerr.message() << "\n";
+        return 2;
+      }
+      refresher.emplace(*ep, bt::cli::client_options(chain_cfg), netuid,
+                        std::chrono::seconds(refresh_s), log);
+      try {
+        const bt::metagraph m = refresher->read_now();
+        initial_policy.metagraph = bt::miner::to_neuron_map(m);
+        log->info("metagraph of subnet {} from {}: block {}, {} neurons; refreshed every {} s",
+                  netuid, ep->url(), m.block, m.neurons.size(), refresh_s);
+      } catch (const bt::subtensor_error& e) {
+        log->error("cannot read the metagraph of subnet {} from {}: {}", netuid, ep->url(),
+                   e.what());
+        return 1;
+      }
+    }
     if (!initial_policy.metagraph && (allow_non_registered || force_validator_permit))
       log->warn("--blacklist.* registration rules need --metagraph; only the deny list applies");
     log->info("policy: {}", initial_policy.describe());
     bt::miner::policy_holder policy(std::move(initial_policy));
+    if (refresher) {
+      // Off the request path: a refresh swaps in the whole policy with the new metagraph,
+      // keeping whatever deny list and rules the current one has.
+      refresher->start([&policy](const bt::metagraph& m) {
+        auto next = bt::miner::to_neuron_map(m);
+        policy.update([&next](bt::miner::access_policy& p) { p.metagraph = std::move(next); });
+      });
+    }
+    // Stops the refresher before `policy` goes, on every way out of this scope.
+    struct stop_refresher {
+      std::optional<bt::miner::metagraph_refresher>& r;
+      ~stop_refresher() {
+        if (r) r->stop();
+      }
+    } const refresher_guard{refresher};
 
     // ---- axon ----
     bt::axon_options o;
@@ -493,7 +552,8 @@ int main(int argc, char** argv) {
 
     signal_ioc.run();
     log->info("{}: draining and stopping", received == SIGINT ? "SIGINT" : "SIGTERM");
-    g_stopping = true;  // releases Hang handlers so that the drain can finish
+    g_stopping = true;                 // releases Hang handlers so that the drain can finish
+    if (refresher) refresher->stop();  // prompt, even with a chain read in flight
     ax.stop();
     return 0;
   } catch (const std::exception& e) {

@@ -57,12 +57,29 @@ class policy_holder {
   }
 
   void replace(access_policy next) {
+    const std::lock_guard w(writer_mutex_);
+    publish(std::move(next));
+  }
+
+  /// Publishes `edit` applied to a copy of the current snapshot. Writers (replace, update) are
+  /// serialised, so a chain refresh that swaps the metagraph and a reload that swaps the deny
+  /// list never lose each other's change; readers are not held up while the copy is edited.
+  template <class Edit>
+  void update(Edit&& edit) {
+    const std::lock_guard w(writer_mutex_);
+    access_policy next = *current();
+    edit(next);
+    publish(std::move(next));
+  }
+
+ private:
+  void publish(access_policy next) {
     auto p = std::make_shared<const access_policy>(std::move(next));
     const std::lock_guard lock(mutex_);
     current_.swap(p);  // the old snapshot is released outside the lock, by `p`'s destructor
   }
 
- private:
+  std::mutex writer_mutex_;  // serialises replace and update
   mutable std::mutex mutex_;
   std::shared_ptr<const access_policy> current_;
 };

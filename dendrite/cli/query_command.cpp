@@ -2,6 +2,7 @@
 #include "query_command.hpp"
 
 #include <bt/axon_info.hpp>
+#include <bt/chain/subtensor.hpp>
 #include <bt/dendrite.hpp>
 #include <bt/dynamic_synapse.hpp>
 #include <bt/examples/dummy.hpp>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace bt::cli {
@@ -108,6 +110,61 @@ std::vector<axon_info> load_axons_file(const std::string& path) {
     check_hotkey(a, "--axons " + path + " [" + std::to_string(i) + "]");
     out.push_back(std::move(a));
   }
+  return out;
+}
+
+/// A failure that is not bad usage (the chain cannot be read): reported on stderr, exit status 1.
+struct run_error {
+  std::string message;
+};
+
+/// --netuid: the subnet's serving axons (AxonInfo ip != 0) from the metagraph at the head, in
+/// uid order; with --uids only those, in the order given.
+std::vector<axon_info> chain_targets(const query_config& cfg) {
+  const std::uint16_t netuid = *cfg.netuid;
+  error eerr;
+  const auto ep = resolve(cfg.chain, eerr);
+  if (!ep) throw usage_error{eerr.message()};
+  metagraph m;
+  try {
+    subtensor st(*ep, client_options(cfg.chain));
+    m = st.get_metagraph(netuid);
+  } catch (const subtensor_error& e) {
+    throw run_error{"--netuid " + std::to_string(netuid) + ": cannot read the metagraph from " +
+                    ep->url() + ": " + e.what()};
+  }
+  auto target = [&](const metagraph_neuron& n) {
+    axon_info a;
+    a.version = n.axon.version;
+    a.ip = n.axon.ip;
+    a.port = n.axon.port;
+    a.ip_type = n.axon.ip_type;
+    a.hotkey = n.hotkey;
+    a.coldkey = n.coldkey;
+    a.protocol = n.axon.protocol;
+    return a;
+  };
+  const std::string where = "subnet " + std::to_string(netuid) + " at block " +
+                            std::to_string(m.block) + " (" + std::to_string(m.neurons.size()) +
+                            " neurons)";
+  std::vector<axon_info> out;
+  if (cfg.uids.empty()) {
+    for (const auto& n : m.neurons)
+      if (n.axon.serving) out.push_back(target(n));
+    if (out.empty()) throw usage_error{"--netuid: no neuron of " + where + " serves an axon"};
+  } else {
+    std::set<std::uint16_t> seen;
+    for (const std::uint16_t uid : cfg.uids) {
+      const std::string u = "--uids: uid " + std::to_string(uid);
+      if (!seen.insert(uid).second) throw usage_error{u + " is listed twice"};
+      const auto it = std::find_if(m.neurons.begin(), m.neurons.end(),
+                                   [uid](const metagraph_neuron& n) { return n.uid == uid; });
+      if (it == m.neurons.end()) throw usage_error{u + " is not in " + where};
+      if (!it->axon.serving) throw usage_error{u + " does not serve an axon on " + where};
+      out.push_back(target(*it));
+    }
+  }
+  std::fprintf(stderr, "%s: %zu target(s)\n", where.c_str(), out.size());
   return out;
 }
 
@@ -228,6 +285,11 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
   q->add_option("--axon", cfg.axon, "Target IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)");
   q->add_option("--axons", cfg.axons_file,
                 "JSON file: a list of AxonInfo objects (e.g. an exported metagraph)");
+  q->add_option_function<std::uint16_t>(
+      "--netuid", [&cfg](const std::uint16_t& v) { cfg.netuid = v; },
+      "Query the serving axons of this subnet, read from the chain (--subtensor.*)");
+  q->add_option("--uids", cfg.uids, "With --netuid: only these uids (e.g. 1,2,3)")->delimiter(',');
+  add_endpoint_flags(q, cfg.chain, "--subtensor.timeout");
   q->add_option(
       "--synapse", cfg.synapse,
       "Synapse name: Synapse (ping), Dummy and WordStream (streaming) are known; any other "
@@ -254,16 +316,21 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
 int run_query(const query_config& cfg) {
   try {
     std::vector<axon_info> axons;
+    if (cfg.netuid && (!cfg.axon.empty() || !cfg.axons_file.empty()))
+      throw usage_error{"--netuid takes the targets from the chain; it excludes --axon/--axons"};
+    if (!cfg.netuid && !cfg.uids.empty()) throw usage_error{"--uids needs --netuid"};
     for (const auto& a : cfg.axon) axons.push_back(parse_axon_flag(a));
     if (!cfg.axons_file.empty()) {
       auto more = load_axons_file(cfg.axons_file);
       axons.insert(axons.end(), more.begin(), more.end());
     }
-    if (axons.empty()) throw usage_error{"no target: give --axon IP:PORT:HOTKEY or --axons FILE"};
+    if (axons.empty() && !cfg.netuid)
+      throw usage_error{"no target: give --axon IP:PORT:HOTKEY, --axons FILE or --netuid N"};
     if (!(cfg.timeout > 0) || !std::isfinite(cfg.timeout))
       throw usage_error{"--timeout must be a positive number"};
     const json fields = parse_fields(cfg);
     keypair key = load_signer(cfg);
+    if (cfg.netuid) axons = chain_targets(cfg);  // after the local checks: no read for a typo
 
     const bool known = !cfg.dynamic && (cfg.synapse == "Synapse" || cfg.synapse == "Dummy" ||
                                         cfg.synapse == "WordStream");
@@ -313,6 +380,9 @@ int run_query(const query_config& cfg) {
   } catch (const usage_error& e) {
     std::fprintf(stderr, "bt-dendrite query: %s\n", e.message.c_str());
     return 2;
+  } catch (const run_error& e) {
+    std::fprintf(stderr, "bt-dendrite query: %s\n", e.message.c_str());
+    return 1;
   }
 }
 

@@ -7,14 +7,20 @@
 // With --stream (streaming synapses, PROTOCOL 7; WordStream or a dynamic type) the axons are
 // queried one after another; each item is printed as it arrives (flushed), a typed item on its
 // own line, a dynamic type's raw body bytes verbatim; then the final synapse's JSON line.
+// With --netuid N the targets are the subnet's serving axons read from the chain (the
+// --subtensor.* flags; --uids restricts them by uid, and a uid that is not in the subnet or does
+// not serve is bad usage naming it); --netuid excludes --axon/--axons.
 // stderr: a summary (counts by status, latency percentiles).
-// Exit status: 0 when every answer was 200, 1 otherwise, 2 for bad usage.
+// Exit status: 0 when every answer was 200, 1 otherwise (also when the chain cannot be read),
+// 2 for bad usage.
 #pragma once
 
+#include <endpoint_flags.hpp>
 #include <signing_key.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +30,9 @@ namespace bt::cli {
 struct query_config {
   std::vector<std::string> axon;  ///< --axon IP:PORT:HOTKEY (repeatable; IPv6 as [ip]:port:hotkey)
   std::string axons_file;         ///< --axons FILE: JSON list of AxonInfo objects
+  std::optional<std::uint16_t> netuid;  ///< --netuid N: the targets from the chain
+  std::vector<std::uint16_t> uids;      ///< --uids 1,2,3: only these (with --netuid)
+  endpoint_config chain;                ///< --subtensor.network/chain_endpoint/timeout
   std::string synapse =
       "Synapse";       ///< --synapse NAME (Synapse and Dummy are known; others dynamic)
   std::string fields;  ///< --fields JSON object of field values (declaration order)
