@@ -293,8 +293,18 @@ stage_result check_blacklist(request_state& st) {
 stage_result record_nonce(request_state& st) {
   if (st.core.opts.insecure_skip_verification) return {};
   const request_context& ctx = st.job->ctx;
-  switch (st.core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, wall_ns(),
-                                 st.core.verifier.expiry_of(ctx.nonce))) {
+  return nonce_outcome(st.core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, wall_ns(),
+                                              st.core.verifier.expiry_of(ctx.nonce)));
+}
+
+void start_record_nonce(const request_state& st, nonce_completion done) noexcept {
+  const request_context& ctx = st.job->ctx;
+  st.core.nonces->async_record(ctx.hotkey, ctx.uuid, ctx.nonce, wall_ns(),
+                               st.core.verifier.expiry_of(ctx.nonce), done);
+}
+
+stage_result nonce_outcome(nonce_verdict v) {
+  switch (v) {
     case nonce_verdict::accepted:
       return {};
     case nonce_verdict::stale:

@@ -116,8 +116,15 @@ stage_result parse_header_synapse(request_state& st);
 stage_result verify(request_state& st, std::string& scratch);
 /// 4. Blacklist on the verified caller (D4).
 stage_result check_blacklist(request_state& st);
-/// 5. The nonce store's record (after the blacklist: refused callers cannot fill it).
+/// 5. The nonce store's record (after the blacklist: refused callers cannot fill it), for a
+/// store that answers inline (nonce_store::answers_inline(); the session checks). A store that
+/// needs I/O is asked through start_record_nonce() while the session waits, and its verdict
+/// answered by nonce_outcome().
 stage_result record_nonce(request_state& st);
+/// 5, asynchronous: starts the store's async_record for the request; `done` is called once.
+void start_record_nonce(const request_state& st, nonce_completion done) noexcept;
+/// 5: the stage's answer for a verdict (accepted: none).
+stage_result nonce_outcome(nonce_verdict v);
 /// 6. Priority, and a look at the queue (nothing taken yet).
 stage_result prioritize(request_state& st);
 /// 7a. The declared Content-Length against max_body_bytes, before a byte of the body is read.

@@ -44,6 +44,30 @@ std::string_view or_dash(const std::optional<std::string>& s) {
   return s && !s->empty() ? std::string_view(*s) : std::string_view("-");
 }
 
+// Stage 5 with a store that answers asynchronously (nonce_store::answers_inline() false): the
+// coroutine suspends, and the store's completion, from whatever thread it answers on, resumes
+// it on the connection's strand. The in-memory store never comes here (no allocation, no
+// suspension on its path).
+template <class Handler>
+struct nonce_wait {
+  Handler handler;
+  static void complete(void* arg, nonce_verdict v) noexcept {
+    std::unique_ptr<nonce_wait> self(static_cast<nonce_wait*>(arg));
+    const auto ex = net::get_associated_executor(self->handler);
+    net::post(ex, [h = std::move(self->handler), v]() mutable { std::move(h)(v); });
+  }
+};
+
+task<nonce_verdict> await_nonce_verdict(const request_state& st) {
+  return net::async_initiate<const net::use_awaitable_t<strand_t>, void(nonce_verdict)>(
+      [&st](auto handler) {
+        using wait = nonce_wait<decltype(handler)>;
+        auto* w = new wait{std::move(handler)};
+        start_record_nonce(st, nonce_completion{&wait::complete, w});
+      },
+      net::use_awaitable_t<strand_t>{});
+}
+
 }  // namespace
 
 /// Bounds the read of a request body: it is due `grace` after the head plus one second per
@@ -345,8 +369,15 @@ task<bool> connection::serve(request_parser& p) {
 
   // ---- stages 1-7a: the head alone decides; every refusal closes (nothing of the body read) ----
   if ((rej = check_request_line(st)) || (rej = parse_header_synapse(st)) ||
-      (rej = verify(st, out_.scratch)) || (rej = check_blacklist(st)) || (rej = record_nonce(st)) ||
-      (rej = prioritize(st)) || (rej = check_declared_length(st)))
+      (rej = verify(st, out_.scratch)) || (rej = check_blacklist(st)))
+    co_return co_await answer(*rej, &st);
+  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
+    rej = record_nonce(st);
+  } else {
+    const nonce_verdict v = co_await await_nonce_verdict(st);
+    rej = nonce_outcome(v);
+  }
+  if (rej || (rej = prioritize(st)) || (rej = check_declared_length(st)))
     co_return co_await answer(*rej, &st);
 
   // ---- 7b. the body, under the watchdog ----

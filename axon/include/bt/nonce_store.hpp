@@ -36,15 +36,41 @@ enum class nonce_verdict {
                 ///< Retry-After (fail closed, never accepted unrecorded)
 };
 
+/// How nonce_store::async_record reports its verdict: a plain function and its argument, called
+/// exactly once (on any thread, possibly before async_record returns). Two pointers rather than
+/// a std::function, so that the in-memory path allocates nothing.
+struct nonce_completion {
+  void (*fn)(void* arg, nonce_verdict v) noexcept = nullptr;
+  void* arg = nullptr;
+  void operator()(nonce_verdict v) const noexcept { fn(arg, v); }
+};
+
 class nonce_store {
  public:
   virtual ~nonce_store() = default;
+
+  /// True when record() answers at once without I/O (the in-memory store): the axon then calls
+  /// record() inline on its I/O thread, with no suspension and no allocation. A store that needs
+  /// I/O (redis_nonce_store) returns false: the axon calls async_record() and suspends the
+  /// connection's coroutine until the completion, so no I/O thread ever blocks on the store.
+  virtual bool answers_inline() const noexcept { return true; }
+
+  /// Asynchronous record(): the same decision, reported through `done` (exactly once). The
+  /// strings need to live only during this call. A store that cannot answer (unreachable, past
+  /// its timeout, shutting down) completes with `unavailable` and has recorded nothing that the
+  /// caller could rely on: the request is refused. Default: record(), completed inline.
+  virtual void async_record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
+                            std::int64_t now_ns, std::int64_t expires_at_ns,
+                            nonce_completion done) noexcept {
+    done(record(hotkey, uuid, nonce, now_ns, expires_at_ns));
+  }
 
   /// Records `nonce` for the endpoint (hotkey, uuid) if the store's rule admits it.
   /// `now_ns` is the current wall-clock time (ns since the Unix epoch) and `expires_at_ns` the time
   /// after which no request carrying this nonce (or an older one) can pass the freshness check.
   /// Thread safety: called concurrently from every I/O thread; implementations synchronise.
-  /// Never throws.
+  /// Never throws. A store whose answers_inline() is false may block here until it has the
+  /// answer (at most its timeout): the axon never calls record() on such a store.
   virtual nonce_verdict record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
                                std::int64_t now_ns, std::int64_t expires_at_ns) noexcept = 0;
 

@@ -1,0 +1,108 @@
+// The hiredis <-> Asio adapter: see redis_asio.hpp.
+//
+// hiredis says what it wants (read and/or write readiness) through the hooks; the adapter keeps
+// one wait of each kind outstanding while it is wanted and re-arms after each completion. The
+// socket belongs to hiredis: the descriptor is released, never closed, on cleanup. Pending waits
+// hold the adapter (shared_ptr) and find it detached (ac == nullptr) once hiredis let go.
+#include "redis_asio.hpp"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <memory>
+#include <utility>
+
+namespace bt::detail {
+
+namespace {
+
+namespace net = boost::asio;
+
+struct adapter : std::enable_shared_from_this<adapter> {
+  adapter(redisAsyncContext* c, net::io_context& ioc, std::function<void()> gone)
+      : ac(c), sd(ioc), on_gone(std::move(gone)) {}
+
+  redisAsyncContext* ac;  // null once hiredis freed the context
+  net::posix::stream_descriptor sd;
+  std::function<void()> on_gone;
+  std::shared_ptr<adapter> self;  // alive while attached
+  bool want_read = false, want_write = false;
+  bool reading = false, writing = false;  // a wait is outstanding
+
+  void arm_read() {
+    if (reading || !want_read || ac == nullptr) return;
+    reading = true;
+    sd.async_wait(net::posix::descriptor_base::wait_read,
+                  [a = shared_from_this()](const boost::system::error_code& ec) {
+                    a->reading = false;
+                    if (ec || a->ac == nullptr) return;
+                    redisAsyncHandleRead(a->ac);  // may free the context (cleanup below)
+                    a->arm_read();
+                  });
+  }
+  void arm_write() {
+    if (writing || !want_write || ac == nullptr) return;
+    writing = true;
+    sd.async_wait(net::posix::descriptor_base::wait_write,
+                  [a = shared_from_this()](const boost::system::error_code& ec) {
+                    a->writing = false;
+                    if (ec || a->ac == nullptr) return;
+                    redisAsyncHandleWrite(a->ac);
+                    a->arm_write();
+                  });
+  }
+
+  static adapter& of(void* p) { return *static_cast<adapter*>(p); }
+  static void add_read(void* p) {
+    adapter& a = of(p);
+    a.want_read = true;
+    a.arm_read();
+  }
+  static void del_read(void* p) { of(p).want_read = false; }  // a pending wait ends unused
+  static void add_write(void* p) {
+    adapter& a = of(p);
+    a.want_write = true;
+    a.arm_write();
+  }
+  static void del_write(void* p) { of(p).want_write = false; }
+  static void cleanup(void* p) {
+    adapter& a = of(p);
+    const std::shared_ptr<adapter> keep = std::move(a.self);
+    a.ac->ev.data = nullptr;
+    a.ac = nullptr;
+    a.want_read = a.want_write = false;
+    boost::system::error_code ignored;
+    a.sd.cancel(ignored);
+    a.sd.release();  // hiredis closes the socket itself
+    if (a.on_gone) {
+      auto fn = std::move(a.on_gone);
+      fn();
+    }
+  }
+};
+
+}  // namespace
+
+bool redis_asio_attach(redisAsyncContext* ac, boost::asio::io_context& ioc,
+                       std::function<void()> on_gone) {
+  if (ac == nullptr || ac->ev.data != nullptr || ac->c.fd < 0) return false;
+  auto a = std::make_shared<adapter>(ac, ioc, std::move(on_gone));
+  boost::system::error_code ec;
+  a->sd.assign(ac->c.fd, ec);
+  if (ec) {
+    a->sd.release();
+    return false;
+  }
+  a->self = a;
+  ac->ev.data = a.get();
+  ac->ev.addRead = &adapter::add_read;
+  ac->ev.delRead = &adapter::del_read;
+  ac->ev.addWrite = &adapter::add_write;
+  ac->ev.delWrite = &adapter::del_write;
+  ac->ev.cleanup = &adapter::cleanup;
+  return true;
+}
+
+}  // namespace bt::detail

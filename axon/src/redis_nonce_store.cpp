@@ -1,0 +1,635 @@
+// redis_nonce_store: see the contract in bt/redis_nonce_store.hpp.
+//
+// Threads. async_record() (any thread) hashes the endpoint into its keys and posts the request to
+// the store's io_context, run by the store's one thread; everything that touches hiredis runs
+// there. The verdict goes back through the request's nonce_completion, called exactly once:
+// from the reply, from the timeout watchdog, when the connection is lost, or at destruction.
+//
+// Requests on one connection are pipelined; Redis answers them in order, so each connection
+// keeps its in-flight requests in a FIFO whose front is the one the next reply belongs to.
+// A request that times out is answered `unavailable` at once and stays in the FIFO until its
+// reply (or the connection's teardown) arrives; the connection is then torn down (a Redis that
+// stopped answering is indistinguishable from a dead one) and reconnects with backoff.
+#include <bt/redis_nonce_store.hpp>
+
+#include "redis_asio.hpp"
+
+#include <bt/keypair.hpp>
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <sodium.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <netdb.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace bt {
+
+namespace {
+
+namespace net = boost::asio;
+using clock_type = std::chrono::steady_clock;
+
+// The rules of memory_nonce_store (nonce_store.cpp, judge()) without its memory caps, atomically.
+// Nonces, now and expiries are 20-digit fixed-width decimal strings (the int64 with its sign bit
+// flipped), compared as strings: Lua numbers are doubles, which cannot hold a nanosecond nonce.
+//   KEYS[1] the endpoint's record, a hash: e = expiry, f = last nonce (strictly_increasing) or
+//           the window's floor (largest evicted nonce)
+//   KEYS[2] window: the kept nonces, a sorted set with every score 0 (ordered by member)
+//   ARGV    rule ('s', 'u', 'w'), nonce, now, expires_at, PEXPIREAT ms, window
+// Returns 0 accepted, 1 stale, 2 replayed.
+constexpr std::string_view lua_script = R"lua(
+local rule, n, now, exp, px, win = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local rec = KEYS[1]
+local cur = redis.call('HMGET', rec, 'e', 'f')
+local e, f = cur[1], cur[2]
+if e and e < now then
+  redis.call('DEL', rec)
+  if rule == 'w' then redis.call('DEL', KEYS[2]) end
+  e, f = false, false
+end
+if rule == 'u' then
+  if e then return 2 end
+elseif rule == 's' then
+  if f and n <= f then return 1 end
+  redis.call('HSET', rec, 'f', n)
+else
+  if f and n <= f then return 1 end
+  if redis.call('ZSCORE', KEYS[2], n) then return 2 end
+  redis.call('ZADD', KEYS[2], 0, n)
+  if redis.call('ZCARD', KEYS[2]) > win then
+    local low = redis.call('ZPOPMIN', KEYS[2])
+    redis.call('HSET', rec, 'f', low[1])
+  end
+end
+if not e or e < exp then
+  redis.call('HSET', rec, 'e', exp)
+  redis.call('PEXPIREAT', rec, px)
+  if rule == 'w' then redis.call('PEXPIREAT', KEYS[2], px) end
+end
+return 0
+)lua";
+
+constexpr std::size_t max_prefix = 64;
+
+// Fixed-width decimal of an int64, order-preserving as a string.
+std::array<char, 20> fixed20(std::int64_t v) noexcept {
+  std::uint64_t u = static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
+  std::array<char, 20> out;
+  for (int i = 19; i >= 0; --i) {
+    out[static_cast<std::size_t>(i)] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  }
+  return out;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s, const char* what) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size())
+      throw std::invalid_argument(std::string("redis URL: bad percent-encoding in the ") + what);
+    const int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+    if (hi < 0 || lo < 0)
+      throw std::invalid_argument(std::string("redis URL: bad percent-encoding in the ") + what);
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+struct request {
+  nonce_completion done;
+  bool finished = false;
+  int refs = 0;          // hiredis callbacks and FIFO entries still pointing here
+  bool retried = false;  // sent again with EVAL after NOSCRIPT
+  clock_type::time_point deadline;
+  std::string key1, key2;
+  std::array<char, 20> nonce, now, exp;
+  std::string px, window;
+  char rule;
+
+  void finish(nonce_verdict v) noexcept {
+    if (finished) return;
+    finished = true;
+    done(v);
+  }
+};
+
+void release(request* r) noexcept {
+  if (--r->refs == 0 && r->finished) delete r;
+}
+
+}  // namespace
+
+redis_nonce_store::endpoint redis_nonce_store::parse_url(std::string_view url) {
+  constexpr std::string_view scheme = "redis://";
+  const auto bad = [](const std::string& why) {
+    return std::invalid_argument("redis URL: " + why +
+                                 " (expected redis://[:password@]host[:port][/db])");
+  };
+  if (url.substr(0, scheme.size()) != scheme) throw bad("must start with redis://");
+  std::string_view rest = url.substr(scheme.size());
+  endpoint ep;
+  // The userinfo ends at the last '@' (a password may contain '@' only percent-encoded, but be
+  // lenient); everything before it is never echoed in an error.
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    const auto colon = userinfo.find(':');
+    if (colon == std::string_view::npos) throw bad("the credentials must be [user]:password");
+    ep.user = percent_decode(userinfo.substr(0, colon), "user");
+    ep.password = percent_decode(userinfo.substr(colon + 1), "password");
+  }
+  std::string_view hostport = rest;
+  std::string_view db;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    hostport = rest.substr(0, slash);
+    db = rest.substr(slash + 1);
+  }
+  std::string_view port;
+  if (!hostport.empty() && hostport.front() == '[') {
+    const auto close = hostport.find(']');
+    if (close == std::string_view::npos) throw bad("unterminated [IPv6 address]");
+    ep.host = std::string(hostport.substr(1, close - 1));
+    const std::string_view after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') throw bad("junk after the [IPv6 address]");
+      port = after.substr(1);
+      if (port.empty()) throw bad("empty port");
+    }
+  } else {
+    const auto colon = hostport.find(':');
+    ep.host = std::string(hostport.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port = hostport.substr(colon + 1);
+      if (port.empty()) throw bad("empty port");
+    }
+  }
+  if (ep.host.empty()) throw bad("no host");
+  if (ep.host.find_first_of(" /?#@") != std::string::npos) throw bad("bad host");
+  if (!port.empty()) {
+    unsigned v = 0;
+    const auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
+    if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535)
+      throw bad("bad port '" + std::string(port) + "'");
+    ep.port = static_cast<std::uint16_t>(v);
+  }
+  if (!db.empty()) {
+    unsigned v = 0;
+    const auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), v);
+    if (ec != std::errc() || p != db.data() + db.size() || v > 1'000'000)
+      throw bad("bad database number '" + std::string(db) + "'");
+    ep.db = v;
+  }
+  return ep;
+}
+
+struct redis_nonce_store::impl {
+  struct conn {
+    impl& s;
+    redisAsyncContext* ac = nullptr;
+    bool ready = false;  // AUTH, SELECT and SCRIPT LOAD answered
+    std::deque<request*> in_flight;
+    net::steady_timer watchdog;  // the oldest request's deadline, or the connect timeout
+    bool watching = false;
+    net::steady_timer retry;
+    std::chrono::milliseconds backoff;
+    std::uint64_t generation = 0;  // bumps per context, so stale timer handlers do nothing
+    std::string last_error;        // why this context is being torn down, for on_gone
+
+    explicit conn(impl& st)
+        : s(st), watchdog(st.ioc), retry(st.ioc), backoff(st.opts.reconnect_min) {}
+  };
+
+  options opts;
+  endpoint ep;
+  std::string ip;  // the resolved host, numeric
+  std::string where;
+  std::string sha;  // of lua_script, from SCRIPT LOAD
+  net::io_context ioc{1};
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::vector<std::unique_ptr<conn>> conns;
+  std::size_t next = 0;
+  std::atomic<bool> closing{false};
+  std::thread thread;
+  std::thread::id thread_id;
+
+  mutable std::mutex m;  // guards reason and ready_count for readers on other threads
+  mutable std::condition_variable cv;
+  std::string reason;
+  std::size_t ready_count = 0;
+
+  void set_state(const std::string& why_down) {
+    std::size_t n = 0;
+    for (const auto& c : conns) n += c->ready ? 1 : 0;
+    {
+      std::lock_guard lk(m);
+      const bool was_ready = ready_count > 0;
+      ready_count = n;
+      if (n == 0 && !why_down.empty()) reason = why_down;
+      if (n > 0) reason.clear();
+      if (was_ready != (n > 0)) {
+        if (n > 0)
+          spdlog::info("nonce store: redis {} ready", where);
+        else
+          spdlog::warn("nonce store: redis {} unavailable: {}", where, reason);
+      }
+    }
+    cv.notify_all();
+  }
+
+  // ---- connections ----
+
+  static void on_setup_reply(redisAsyncContext* ac, void* r, void* priv) {
+    auto* c = static_cast<conn*>(ac->data);
+    auto* reply = static_cast<redisReply*>(r);
+    const auto step = reinterpret_cast<std::uintptr_t>(priv);  // 0 AUTH, 1 SELECT, 2 SCRIPT LOAD
+    if (c == nullptr || reply == nullptr) return;              // torn down meanwhile
+    static constexpr const char* names[] = {"AUTH", "SELECT", "SCRIPT LOAD"};
+    if (reply->type == REDIS_REPLY_ERROR) {
+      c->last_error =
+          std::string("redis ") + names[step] + " failed: " + std::string(reply->str, reply->len);
+      redisAsyncFree(ac);  // deferred by hiredis while in a callback
+      return;
+    }
+    if (step == 2) {
+      if (reply->type != REDIS_REPLY_STRING) {
+        c->last_error = "redis SCRIPT LOAD: unexpected reply";
+        redisAsyncFree(ac);
+        return;
+      }
+      c->s.sha.assign(reply->str, reply->len);
+      c->ready = true;
+      c->backoff = c->s.opts.reconnect_min;
+      c->s.set_state({});
+    }
+  }
+
+  void connect(conn& c) {
+    if (closing.load()) return;
+    const std::uint64_t gen = ++c.generation;
+    redisAsyncContext* ac = redisAsyncConnect(ip.c_str(), ep.port);
+    if (ac == nullptr) return schedule_reconnect(c, "redis: out of memory");
+    if (ac->err != 0) {
+      const std::string why = std::string("redis ") + where + " unreachable: " + ac->errstr;
+      redisAsyncFree(ac);
+      return schedule_reconnect(c, why);
+    }
+    ac->data = &c;
+    if (!detail::redis_asio_attach(ac, ioc, [this, &c, ac] { on_gone(c, ac); })) {
+      redisAsyncFree(ac);
+      return schedule_reconnect(c, "redis: cannot watch the socket");
+    }
+    c.ac = ac;
+    // Pipelined behind the connect: AUTH, SELECT, SCRIPT LOAD.
+    if (!ep.password.empty()) {
+      if (ep.user.empty()) {
+        const char* argv[] = {"AUTH", ep.password.c_str()};
+        const std::size_t len[] = {4, ep.password.size()};
+        redisAsyncCommandArgv(ac, &on_setup_reply, reinterpret_cast<void*>(0), 2, argv, len);
+      } else {
+        const char* argv[] = {"AUTH", ep.user.c_str(), ep.password.c_str()};
+        const std::size_t len[] = {4, ep.user.size(), ep.password.size()};
+        redisAsyncCommandArgv(ac, &on_setup_reply, reinterpret_cast<void*>(0), 3, argv, len);
+      }
+    }
+    const std::string db = std::to_string(ep.db);
+    {
+      const char* argv[] = {"SELECT", db.c_str()};
+      const std::size_t len[] = {6, db.size()};
+      redisAsyncCommandArgv(ac, &on_setup_reply, reinterpret_cast<void*>(1), 2, argv, len);
+    }
+    {
+      const char* argv[] = {"SCRIPT", "LOAD", lua_script.data()};
+      const std::size_t len[] = {6, 4, lua_script.size()};
+      redisAsyncCommandArgv(ac, &on_setup_reply, reinterpret_cast<void*>(2), 3, argv, len);
+    }
+    // Not ready in time (a black-holed address, a Redis that accepts but never answers): retry.
+    c.retry.expires_after(opts.connect_timeout);
+    c.retry.async_wait([this, &c, gen](const boost::system::error_code& ec) {
+      if (ec || c.generation != gen || c.ready || c.ac == nullptr) return;
+      c.last_error = "redis " + where + " not answering (connect timeout)";
+      redisAsyncFree(c.ac);
+    });
+  }
+
+  void on_gone(conn& c, redisAsyncContext* ac) {
+    // hiredis ran every pending callback (null replies) before this.
+    std::string why = std::move(c.last_error);
+    c.last_error.clear();
+    if (why.empty()) {
+      why = std::string("redis ") + where + " connection lost";
+      if (ac->err != 0) why += std::string(": ") + ac->errstr;
+    }
+    c.ac = nullptr;
+    c.ready = false;
+    for (request* r : c.in_flight) {  // normally empty already
+      r->finish(nonce_verdict::unavailable);
+      release(r);
+    }
+    c.in_flight.clear();
+    c.watchdog.cancel();
+    c.retry.cancel();
+    if (closing.load()) return;
+    // Reconnect from a fresh handler, not from inside hiredis's free.
+    net::post(ioc, [this, &c, why] { schedule_reconnect(c, why); });
+  }
+
+  void schedule_reconnect(conn& c, const std::string& why) {
+    set_state(why);
+    if (closing.load()) return;
+    const std::uint64_t gen = ++c.generation;
+    c.retry.expires_after(c.backoff);
+    c.backoff = std::min(c.backoff * 2, opts.reconnect_max);
+    c.retry.async_wait([this, &c, gen](const boost::system::error_code& ec) {
+      if (ec || c.generation != gen || c.ac != nullptr) return;
+      connect(c);
+    });
+  }
+
+  // ---- requests ----
+
+  static void on_reply(redisAsyncContext* ac, void* rp, void* priv) {
+    auto* r = static_cast<request*>(priv);
+    auto* c = static_cast<conn*>(ac->data);
+    auto* reply = static_cast<redisReply*>(rp);
+    if (c != nullptr && !c->in_flight.empty() && c->in_flight.front() == r) {
+      c->in_flight.pop_front();
+      release(r);
+    }
+    if (reply == nullptr) {  // connection gone
+      r->finish(nonce_verdict::unavailable);
+    } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 && reply->integer <= 2) {
+      static constexpr nonce_verdict verdicts[] = {nonce_verdict::accepted, nonce_verdict::stale,
+                                                   nonce_verdict::replayed};
+      r->finish(verdicts[reply->integer]);
+    } else if (reply->type == REDIS_REPLY_ERROR && !r->retried && c != nullptr &&
+               std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
+      // The script cache was flushed (restart, SCRIPT FLUSH): EVAL sends the script again and
+      // caches it, so the next EVALSHA works. Same connection, same deadline.
+      r->retried = true;
+      if (!r->finished) c->s.send(*c, *r);
+    } else {
+      if (!r->finished && reply->type == REDIS_REPLY_ERROR)
+        spdlog::warn("nonce store: redis error: {}", std::string_view(reply->str, reply->len));
+      r->finish(nonce_verdict::unavailable);
+    }
+    release(r);  // the callback's reference
+  }
+
+  void send(conn& c, request& r) {
+    const std::string_view sha_or_script = r.retried ? lua_script : std::string_view(sha);
+    const char rule[1] = {r.rule};
+    const char* argv[] = {r.retried ? "EVAL" : "EVALSHA",
+                          sha_or_script.data(),
+                          "2",
+                          r.key1.data(),
+                          r.key2.data(),
+                          rule,
+                          r.nonce.data(),
+                          r.now.data(),
+                          r.exp.data(),
+                          r.px.data(),
+                          r.window.data()};
+    const std::size_t len[] = {
+        r.retried ? 4u : 7u, sha_or_script.size(), 1, r.key1.size(), r.key2.size(), 1, 20, 20, 20,
+        r.px.size(),         r.window.size()};
+    if (redisAsyncCommandArgv(c.ac, &on_reply, &r, 11, argv, len) != REDIS_OK) {
+      r.finish(nonce_verdict::unavailable);
+      return;
+    }
+    r.refs += 2;  // the callback and the FIFO entry
+    c.in_flight.push_back(&r);
+    arm_watchdog(c);
+  }
+
+  void arm_watchdog(conn& c) {
+    if (c.watching || c.in_flight.empty()) return;
+    c.watching = true;
+    c.watchdog.expires_at(c.in_flight.front()->deadline);
+    c.watchdog.async_wait([this, &c](const boost::system::error_code& ec) {
+      c.watching = false;
+      if (ec) return;
+      const auto now = clock_type::now();
+      bool late = false;
+      for (request* r : c.in_flight) {
+        if (!r->finished && r->deadline <= now) {
+          r->finish(nonce_verdict::unavailable);
+          late = true;
+        }
+      }
+      if (late && c.ac != nullptr) {
+        c.last_error = "redis " + where + " did not answer within " +
+                       std::to_string(opts.timeout.count()) + " ms";
+        redisAsyncFree(c.ac);  // every pending callback runs (null reply), then on_gone
+        return;
+      }
+      arm_watchdog(c);
+    });
+  }
+
+  void dispatch(request* r) {
+    r->refs += 1;  // held here
+    if (closing.load()) {
+      r->finish(nonce_verdict::unavailable);
+    } else if (clock_type::now() >= r->deadline) {
+      r->finish(nonce_verdict::unavailable);  // waited in the queue past its timeout
+    } else {
+      conn* chosen = nullptr;
+      for (std::size_t i = 0; i < conns.size() && chosen == nullptr; ++i) {
+        conn& c = *conns[(next + i) % conns.size()];
+        if (c.ready && c.ac != nullptr && c.in_flight.size() < opts.max_in_flight) chosen = &c;
+      }
+      next = (next + 1) % conns.size();
+      if (chosen == nullptr)
+        r->finish(nonce_verdict::unavailable);
+      else
+        send(*chosen, *r);
+    }
+    release(r);
+  }
+};
+
+redis_nonce_store::redis_nonce_store(options opts) : p_(std::make_unique<impl>()) {
+  impl& s = *p_;
+  s.ep = parse_url(opts.url);
+  if (s.ep.password.empty()) s.ep.password = opts.password;
+  if (s.ep.password.empty())
+    if (const char* env = std::getenv("BT_REDIS_PASSWORD"); env != nullptr) s.ep.password = env;
+  if (opts.key_prefix.size() > max_prefix)
+    throw std::invalid_argument("redis nonce store: key prefix longer than 64 bytes");
+  if (opts.timeout.count() <= 0)
+    throw std::invalid_argument("redis nonce store: the timeout must be positive");
+  opts.connections = std::clamp<std::size_t>(opts.connections, 1, 64);
+  opts.window = std::max<std::size_t>(opts.window, 1);
+  opts.max_in_flight = std::max<std::size_t>(opts.max_in_flight, 1);
+  opts.reconnect_min = std::max(opts.reconnect_min, std::chrono::milliseconds(1));
+  opts.reconnect_max = std::max(opts.reconnect_max, opts.reconnect_min);
+  s.opts = std::move(opts);
+  s.where = (s.ep.host.find(':') != std::string::npos ? "[" + s.ep.host + "]" : s.ep.host) + ":" +
+            std::to_string(s.ep.port) + "/" + std::to_string(s.ep.db);
+
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (const int rc = getaddrinfo(s.ep.host.c_str(), nullptr, &hints, &res); rc != 0 || !res)
+    throw std::invalid_argument("redis URL: cannot resolve host '" + s.ep.host +
+                                "': " + gai_strerror(rc));
+  char buf[NI_MAXHOST];
+  const int rc =
+      getnameinfo(res->ai_addr, res->ai_addrlen, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST);
+  freeaddrinfo(res);
+  if (rc != 0) throw std::invalid_argument("redis URL: cannot resolve host '" + s.ep.host + "'");
+  s.ip = buf;
+
+  init_crypto();
+  s.reason = "redis " + s.where + " not connected yet";
+  s.work.emplace(net::make_work_guard(s.ioc));
+  for (std::size_t i = 0; i < s.opts.connections; ++i)
+    s.conns.push_back(std::make_unique<impl::conn>(s));
+  net::post(s.ioc, [&s] {
+    for (auto& c : s.conns) s.connect(*c);
+  });
+  s.thread = std::thread([&s] {
+    for (;;) {
+      try {
+        s.ioc.run();
+        break;
+      } catch (const std::exception& e) {
+        spdlog::error("nonce store: redis event loop: {}", e.what());
+      }
+    }
+  });
+  s.thread_id = s.thread.get_id();
+}
+
+redis_nonce_store::~redis_nonce_store() {
+  impl& s = *p_;
+  s.closing.store(true);
+  net::post(s.ioc, [&s] {
+    for (auto& c : s.conns) {
+      if (c->ac != nullptr) redisAsyncFree(c->ac);  // pending requests: unavailable
+      c->retry.cancel();
+      c->watchdog.cancel();
+    }
+    s.work.reset();
+  });
+  s.thread.join();
+  // Requests posted after the loop ended still get their answer.
+  s.ioc.restart();
+  s.ioc.poll();
+}
+
+void redis_nonce_store::async_record(std::string_view hotkey, std::string_view uuid,
+                                     std::int64_t nonce, std::int64_t now_ns,
+                                     std::int64_t expires_at_ns, nonce_completion done) noexcept {
+  impl& s = *p_;
+  request* r = nullptr;
+  try {
+    r = new request{};
+    r->done = done;
+    r->deadline = clock_type::now() + s.opts.timeout;
+    r->rule = s.opts.rule == nonce_rule::strictly_increasing ? 's'
+              : s.opts.rule == nonce_rule::unique            ? 'u'
+                                                             : 'w';
+    // The endpoint's key: BLAKE2b-128 over length-prefixed fields, so that no two distinct
+    // (hotkey, uuid[, nonce]) share an input.
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, nullptr, 0, 16);
+    const auto absorb = [&st](const void* p, std::size_t n) {
+      const std::uint64_t len = n;
+      crypto_generichash_update(&st, reinterpret_cast<const unsigned char*>(&len), sizeof len);
+      crypto_generichash_update(&st, static_cast<const unsigned char*>(p), n);
+    };
+    absorb(hotkey.data(), hotkey.size());
+    absorb(uuid.data(), uuid.size());
+    if (r->rule == 'u') absorb(&nonce, sizeof nonce);
+    unsigned char h[16];
+    crypto_generichash_final(&st, h, sizeof h);
+    char hex[33];
+    sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+    r->key1.reserve(s.opts.key_prefix.size() + 40);
+    r->key1.append(s.opts.key_prefix).append(1, r->rule).append(":{").append(hex, 32).append("}");
+    r->key2 = r->key1 + ":n";
+    r->nonce = fixed20(nonce);
+    r->now = fixed20(now_ns);
+    r->exp = fixed20(expires_at_ns);
+    const std::int64_t px =
+        expires_at_ns / 1'000'000 + 1 + static_cast<std::int64_t>(s.opts.expiry_margin.count());
+    r->px = std::to_string(std::max<std::int64_t>(px, 1));
+    r->window = std::to_string(s.opts.window);
+    net::post(s.ioc, [&s, r] { s.dispatch(r); });
+  } catch (...) {
+    if (r != nullptr) delete r;
+    done(nonce_verdict::unavailable);
+  }
+}
+
+nonce_verdict redis_nonce_store::record(std::string_view hotkey, std::string_view uuid,
+                                        std::int64_t nonce, std::int64_t now_ns,
+                                        std::int64_t expires_at_ns) noexcept {
+  if (std::this_thread::get_id() == p_->thread_id) return nonce_verdict::unavailable;
+  struct waiter {
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<nonce_verdict> v;
+    static void complete(void* arg, nonce_verdict v) noexcept {
+      auto& w = *static_cast<waiter*>(arg);
+      std::lock_guard lk(w.m);
+      w.v = v;
+      w.cv.notify_one();
+    }
+  } w;
+  async_record(hotkey, uuid, nonce, now_ns, expires_at_ns, nonce_completion{&waiter::complete, &w});
+  std::unique_lock lk(w.m);
+  w.cv.wait(lk, [&] { return w.v.has_value(); });
+  return *w.v;
+}
+
+std::string redis_nonce_store::unavailable_reason() const {
+  std::lock_guard lk(p_->m);
+  return p_->ready_count > 0 ? std::string() : p_->reason;
+}
+
+bool redis_nonce_store::wait_ready(std::chrono::milliseconds within) const {
+  std::unique_lock lk(p_->m);
+  return p_->cv.wait_for(lk, within, [&] { return p_->ready_count > 0; });
+}
+
+const std::string& redis_nonce_store::where() const noexcept {
+  return p_->where;
+}
+
+}  // namespace bt
