@@ -26,6 +26,7 @@
 #include <bt/examples/word_stream.hpp>
 #include <bt/json.hpp>
 #include <bt/proxy_protocol.hpp>
+#include <bt/redis_nonce_store.hpp>
 #include <bt/wallet.hpp>
 
 #include <bt_cli.hpp>
@@ -201,6 +202,7 @@ int main(int argc, char** argv) {
   // The replay store (bt::memory_nonce_store; docs/axon.md "Nonces").
   const bt::memory_nonce_store::options nonce_defaults;
   std::string nonce_rule_name = "window";
+  std::string nonce_store_spec = "memory";  // or a redis:// URL (bt::redis_nonce_store)
   std::size_t nonce_window = nonce_defaults.window;
   std::size_t nonce_max_records = nonce_defaults.max_entries;
   std::size_t nonce_max_per_hotkey = nonce_defaults.max_entries_per_hotkey;
@@ -267,6 +269,20 @@ int main(int argc, char** argv) {
                  "Replay rule per (hotkey, uuid): window (reordering tolerated), "
                  "strictly_increasing (Python's), unique")
       ->check(CLI::IsMember({"window", "strictly_increasing", "unique"}))
+      ->capture_default_str();
+  app.add_option("--nonce_store", nonce_store_spec,
+                 "Replay store: memory (this process), or redis://[:password@]host:port/db shared "
+                 "by a fleet (password also from BT_REDIS_PASSWORD; fails closed: 503 while Redis "
+                 "is unreachable)")
+      ->check([](const std::string& v) -> std::string {
+        if (v == "memory") return {};
+        try {
+          (void)bt::redis_nonce_store::parse_url(v);
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      })
       ->capture_default_str();
   app.add_option("--axon.nonce_window", nonce_window,
                  "window rule: nonces kept per caller endpoint (reordering tolerated)")
@@ -497,7 +513,22 @@ int main(int argc, char** argv) {
       n.max_entries = nonce_max_records;
       n.max_entries_per_hotkey = nonce_max_per_hotkey;
       n.max_kept_nonces = nonce_max_kept;
-      o.nonces = std::make_shared<bt::memory_nonce_store>(n);
+      if (nonce_store_spec == "memory") {
+        o.nonces = std::make_shared<bt::memory_nonce_store>(n);
+      } else {
+        bt::redis_nonce_store::options r;
+        r.url = nonce_store_spec;
+        r.rule = n.rule;
+        r.window = n.window;
+        auto store = std::make_shared<bt::redis_nonce_store>(r);
+        // Not fatal: until Redis answers, requests get 503 (fail closed) and the store retries.
+        if (!store->wait_ready(std::chrono::seconds(2)))
+          log->warn("replay store: redis {} not ready yet ({}); answering 503 until it is",
+                    store->where(), store->unavailable_reason());
+        else
+          log->info("replay store: redis {}", store->where());
+        o.nonces = std::move(store);
+      }
     }
     o.logger = log;
     raise_fd_limit(o.max_connections, *log);
