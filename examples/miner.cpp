@@ -3,8 +3,9 @@
 //
 //   example_miner [PORT [IP [HOTKEY_URI]]]     # defaults: 8091, "::" (all) and the dev key //Alice
 //
-// A real miner loads its hotkey from the wallet instead:
-//   bt::wallet({.name = "miner", .hotkey = "default"}).load_hotkey()
+// A real miner loads its hotkey from the wallet instead, starting from the tools' environment
+// (BT_WALLET_PATH, BT_WALLET_NAME, BT_WALLET_HOTKEY) so that both find the same keys:
+//   auto c = bt::wallet_config::from_env(); c.name = "miner"; bt::wallet(c).load_hotkey()
 #include <bt/axon.hpp>
 
 #include <cstdint>
