@@ -34,6 +34,7 @@
 #include <endpoint_flags.hpp>
 
 #include "chain_policy.hpp"
+#include "log_setup.hpp"
 #include "miner_policy.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -55,6 +56,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -146,6 +148,81 @@ auto word_streamer(std::chrono::milliseconds delay) {
   };
 }
 
+/// "HOST:PORT" with a numeric host ("[::1]:9100" for IPv6) and a port 0-65535, for
+/// --admin.listen; otherwise the reason (CLI11 check).
+std::string check_host_port(const std::string& v) {
+  const auto colon = v.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size())
+    return "expected HOST:PORT, e.g. 127.0.0.1:9100";
+  std::string host = v.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(host, ec);
+  if (ec) return "the host must be a numeric IP address (e.g. 127.0.0.1 or [::1])";
+  const std::string port = v.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535)
+    return "the port must be a number from 0 to 65535";
+  return {};
+}
+
+/// Counts of `before` not in `after` (removed) and of `after` not in `before` (added).
+template <class Set>
+std::pair<std::size_t, std::size_t> added_removed(const Set& before, const Set& after) {
+  std::size_t added = 0, removed = 0;
+  for (const auto& k : after)
+    if (!before.count(k)) ++added;
+  for (const auto& k : before)
+    if (!after.count(k)) ++removed;
+  return {added, removed};
+}
+
+/// SIGHUP: re-reads the deny list and metagraph files and swaps in the new policy whole; logs
+/// what changed. A file that cannot be used leaves the current policy in place (logged).
+void reload_policy(bt::miner::policy_holder& policy, const std::string& deny_file,
+                   const std::string& metagraph_file, spdlog::logger& log) {
+  if (deny_file.empty() && metagraph_file.empty()) {
+    log.info("SIGHUP: no --blacklist.hotkeys or --metagraph file to reload");
+    return;
+  }
+  try {
+    const auto current = policy.current();
+    bt::miner::access_policy next = *current;
+    std::string changes;
+    if (!deny_file.empty()) {
+      next.denied = bt::miner::load_deny_list(deny_file);
+      const auto [added, removed] = added_removed(current->denied, next.denied);
+      changes += fmt::format("deny list {}: {} hotkeys (+{} -{})", deny_file, next.denied.size(),
+                             added, removed);
+    }
+    if (!metagraph_file.empty()) {
+      next.metagraph = bt::miner::load_metagraph(metagraph_file);
+      std::unordered_set<std::string> before, after;
+      std::size_t changed = 0;
+      if (current->metagraph)
+        for (const auto& [k, n] : *current->metagraph) before.insert(k);
+      for (const auto& [k, n] : *next.metagraph) {
+        after.insert(k);
+        if (current->metagraph) {
+          const auto it = current->metagraph->find(k);
+          if (it != current->metagraph->end() &&
+              (it->second.stake != n.stake || it->second.validator_permit != n.validator_permit))
+            ++changed;
+        }
+      }
+      const auto [added, removed] = added_removed(before, after);
+      if (!changes.empty()) changes += "; ";
+      changes += fmt::format("metagraph {}: {} neurons (+{} -{}, {} changed)", metagraph_file,
+                             next.metagraph->size(), added, removed, changed);
+    }
+    policy.replace(std::move(next));
+    log.info("SIGHUP: policy reloaded: {}", changes);
+  } catch (const std::exception& e) {
+    log.error("SIGHUP: reload failed, keeping the current policy: {}", e.what());
+  }
+}
+
 /// Set once shutdown begins: releases the Hang test route's handlers.
 std::atomic<bool> g_stopping{false};
 
@@ -199,6 +276,8 @@ int main(int argc, char** argv) {
   unsigned refresh_s = 300;
   bool allow_non_registered = false, force_validator_permit = false, insecure = false;
   bool test_routes = false;
+  std::string admin_listen;
+  bt::miner::log_config log_cfg;
   // The replay store (bt::memory_nonce_store; docs/axon.md "Nonces").
   const bt::memory_nonce_store::options nonce_defaults;
   std::string nonce_rule_name = "window";
@@ -324,6 +403,26 @@ int main(int argc, char** argv) {
   app.add_flag("--test-routes", test_routes,
                "Tests only: add the Throw, Hang and Big routes that misbehave on purpose");
   app.add_flag("--logging.debug", debug, "Debug logging (one access line per request) on stderr");
+  app.add_option("--logging.format", log_cfg.format,
+                 "text, or json: one JSON object per line (ts, level, logger, thread, msg)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--logging.file", log_cfg.file,
+                 "Log to this file instead of stderr, rotated by size (--logging.max_bytes, "
+                 "--logging.max_files)");
+  app.add_option("--logging.max_bytes", log_cfg.max_bytes,
+                 "With --logging.file: rotate when the file reaches this size")
+      ->check(bt::cli::in_range(std::size_t{4096}, std::size_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--logging.max_files", log_cfg.max_files,
+                 "With --logging.file: rotated files kept (FILE.1 ... FILE.N)")
+      ->check(bt::cli::in_range(std::size_t{1}, std::size_t{1000}))
+      ->capture_default_str();
+  app.add_option("--admin.listen", admin_listen,
+                 "HOST:PORT of the admin listener (GET /metrics, /healthz, /readyz); off unless "
+                 "given. Bind it to loopback or a private network: it is not authenticated")
+      ->envname("BT_ADMIN_LISTEN")
+      ->check(check_host_port);
   app.add_option("--blacklist.hotkeys", deny_file,
                  "Deny list: a file with one SS58 hotkey per line")
       ->check(CLI::ExistingFile);
@@ -396,7 +495,13 @@ int main(int argc, char** argv) {
     }
   }
 
-  auto log = spdlog::stderr_color_mt("bt-axon");
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log = bt::miner::make_logger("bt-axon", log_cfg);
+  } catch (const spdlog::spdlog_ex& e) {
+    std::cerr << "bt-axon: --logging.file '" << log_cfg.file << "': " << e.what() << "\n";
+    return 2;
+  }
   log->set_level(debug ? spdlog::level::debug : spdlog::level::info);
   if (!ip_resolved.empty()) log->info("--axon.ip: the host name resolved to {}", ip_resolved);
 
@@ -530,6 +635,7 @@ int main(int argc, char** argv) {
         o.nonces = std::move(store);
       }
     }
+    o.admin_listen = admin_listen;
     o.logger = log;
     raise_fd_limit(o.max_connections, *log);
 
@@ -564,8 +670,21 @@ int main(int argc, char** argv) {
     boost::asio::io_context signal_ioc(1);
     boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
     int received = 0;
+    // SIGHUP re-reads the policy files, on this (main) thread, as often as it comes, until
+    // SIGINT or SIGTERM.
+    boost::asio::signal_set reload_signal(signal_ioc, SIGHUP);
+    std::function<void()> wait_for_reload = [&] {
+      reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        reload_policy(policy, deny_file, metagraph_file, *log);
+        wait_for_reload();
+      });
+    };
+    wait_for_reload();
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
       if (!ec) received = sig;
+      boost::system::error_code ignored;
+      reload_signal.cancel(ignored);
     });
 
     std::error_code ec;

@@ -129,6 +129,14 @@ axon::impl::impl(keypair key, axon_options o)
   }
   const std::size_t n = resolve_io_threads(opts.io_threads);
   for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
+  stats = std::make_unique<detail::axon_metrics>(registry, *this);
+}
+
+std::string axon::impl::readiness() const {
+  if (stopping.load()) return "draining";
+  if (!running.load()) return "not listening";
+  std::string why = nonces->unavailable_reason();
+  return why.empty() ? why : "replay store: " + why;
 }
 
 std::list<std::weak_ptr<detail::connection>>::iterator axon::impl::register_connection(
@@ -174,6 +182,7 @@ void axon::impl::prepare_serving() {
   }
   synapse_list += "]";
   pool = std::make_unique<detail::worker_pool>(opts.max_workers, opts.max_queued_requests);
+  stats->prepare(routes);
 }
 
 // ---- axon ----
@@ -299,6 +308,20 @@ void axon::start(std::error_code& ec) {
   s.bound_port = local.port();
   s.bound_ip = local.address().to_string();
 
+  if (!s.opts.admin_listen.empty()) {
+    s.admin = std::make_unique<detail::admin_listener>(
+        *s.iocs.front(), s.opts,
+        detail::admin_listener::hooks{[&s] { return s.readiness(); },
+                                      [&s] { return s.registry.render(); }});
+    std::error_code aec;
+    s.admin->start(aec);
+    if (aec) {
+      s.log->error("axon: admin listener on '{}' failed: {}", s.opts.admin_listen, aec.message());
+      s.admin.reset();
+      return fail(aec);
+    }
+  }
+
   s.prepare_serving();
   net::co_spawn(s.acceptor->get_executor(), accept_loop(s), [&s](std::exception_ptr e) {
     if (!e) return;
@@ -327,6 +350,9 @@ void axon::start(std::error_code& ec) {
       from += (from.empty() ? "" : ", ") + block.to_string();
     s.log->info("axon: PROXY protocol header required, from {} only", from);
   }
+  if (s.admin)
+    s.log->info("axon: admin listener (/metrics, /healthz, /readyz) on {} port {}",
+                s.opts.admin_listen, s.admin->port());
 }
 
 void axon::stop() {
@@ -360,6 +386,8 @@ void axon::stop() {
     std::unique_lock lk(s.conns_m);
     s.conns_cv.wait_for(lk, std::chrono::seconds(2), [&] { return s.conn_count.load() == 0; });
   }
+  // The admin listener answered /readyz "draining" until here; it closes with the connections.
+  if (s.admin) s.admin->stop();
   // 4. Workers: nothing new can arrive; a handler still running after a grace period is abandoned.
   if (s.pool) s.pool->stop(drained ? std::chrono::seconds(5) : std::chrono::seconds(1));
   // 5. With no connection and no acceptor left the I/O threads run out of work and return. A
@@ -439,6 +467,14 @@ std::size_t axon::connections() const noexcept {
 
 std::size_t axon::queued_requests() const {
   return impl_->pool ? impl_->pool->queued() : 0;
+}
+
+bt::metrics::registry& axon::metrics() noexcept {
+  return impl_->registry;
+}
+
+std::uint16_t axon::admin_port() const noexcept {
+  return impl_->admin ? impl_->admin->port() : 0;
 }
 
 }  // namespace bt

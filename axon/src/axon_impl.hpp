@@ -8,6 +8,9 @@
 
 #include "net.hpp"
 
+#include "admin_listener.hpp"
+#include "axon_metrics.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include "verifier.hpp"
 #include "worker_pool.hpp"
@@ -58,6 +61,10 @@ struct axon::impl {
   /// Connections closed before their first request for want of a valid PROXY header, by
   /// proxy_protocol::reject_reason (for metrics).
   std::array<std::atomic<std::uint64_t>, proxy_protocol::reject_reason_count> proxy_rejections{};
+  /// axon::metrics(), and the axon's own families in it (set up by the constructor; per-route
+  /// children by prepare_serving()).
+  bt::metrics::registry registry;
+  std::unique_ptr<detail::axon_metrics> stats;
 
   /// Once the routes are final, before the first connection: the 404 list and the worker pool
   /// (start(), or the in-memory driver of memory_session.hpp).
@@ -104,6 +111,11 @@ struct axon::impl {
   // Keep each context's run() going while it has no connection; released by stop().
   std::vector<detail::net::executor_work_guard<detail::net::io_context::executor_type>> work;
   std::optional<detail::acceptor_t> acceptor;  // an I/O object: destroyed before the contexts
+  // opts.admin_listen's server; owns I/O objects too: destroyed before the contexts.
+  std::unique_ptr<detail::admin_listener> admin;
+  /// "" while ready to serve (for /readyz), else why not: draining, not listening, or the
+  /// replay store's unavailable_reason().
+  std::string readiness() const;
 
   /// Adds a new connection and returns its registry position.
   std::list<std::weak_ptr<detail::connection>>::iterator register_connection(

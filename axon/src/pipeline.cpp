@@ -166,6 +166,10 @@ rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr e
 
 void request_job::run() noexcept {
   if (cancel.load(std::memory_order_relaxed)) return;  // answered 408 while queued
+  const scoped_timer timer([this, started = clock_type::now()](double run_s) {
+    if (!stats) return;
+    stats->on_worker_job(r, std::chrono::duration<double>(started - queued_at).count(), run_s);
+  });
   try {
     if (r->spec.stream) {
       r->spec.stream(*body, writer, ctx);
@@ -254,6 +258,7 @@ stage_result parse_header_synapse(request_state& st) {
 
 stage_result verify(request_state& st, std::string& scratch) {
   const axon_options& opts = st.core.opts;
+  const scoped_timer timer([&st](double s) { st.core.stats->on_verify(st.r, s); });
   synapse& h = st.job->headers;
   if (!opts.insecure_skip_verification) {
     std::string why;
@@ -293,8 +298,11 @@ stage_result check_blacklist(request_state& st) {
 stage_result record_nonce(request_state& st) {
   if (st.core.opts.insecure_skip_verification) return {};
   const request_context& ctx = st.job->ctx;
-  return nonce_outcome(st.core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, wall_ns(),
-                                              st.core.verifier.expiry_of(ctx.nonce)));
+  const clock_type::time_point t0 = clock_type::now();
+  const nonce_verdict v = st.core.nonces->record(ctx.hotkey, ctx.uuid, ctx.nonce, wall_ns(),
+                                                 st.core.verifier.expiry_of(ctx.nonce));
+  st.core.stats->on_store(v, seconds_since(t0));
+  return nonce_outcome(v);
 }
 
 void start_record_nonce(const request_state& st, nonce_completion done) noexcept {
@@ -427,6 +435,8 @@ stage_result start_forward(request_state& st, connection& c) {
             })));
   } else {
     job->slot = nullptr;  // the pool takes the reservation
+    job->stats = st.core.stats.get();
+    job->queued_at = clock_type::now();
     if (!st.core.pool->submit(st.priority, job)) return reject(axon_errc::stopping, !st.keep_alive);
   }
   return {};

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "axon_errc.hpp"
+#include "axon_metrics.hpp"
 #include "net.hpp"
 #include "request_parser.hpp"
 #include "stream.hpp"
@@ -46,6 +47,8 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   std::shared_ptr<stream_state> stream;  // streaming routes only (PROTOCOL 7)
   stream_writer writer;                  // handed to a streaming handler; shares `stream`
   worker_pool* slot = nullptr;           // a queue slot this request holds (released at the end)
+  axon_metrics* stats = nullptr;         // worker-pool jobs: queue wait and handler time
+  std::chrono::steady_clock::time_point queued_at{};  // submitted to the pool
 
   request_job() = default;
   request_job(const request_job&) = delete;

@@ -238,6 +238,8 @@ task<bool> connection::answer(const rejection& rej, const request_state* st) {
   build_error_response(core_, out_, rej.status, rej.message, known ? st->r : nullptr,
                        known ? &st->job->headers : nullptr, st && st->verified, elapsed, rej.close,
                        rej.retry_after_s);
+  core_.stats->on_rejection(rej.code);
+  core_.stats->on_answer(st ? st->r : nullptr, rej.status, elapsed);
   log_access(core_, peer_ip_, peer_port_, st ? st->body_bytes : 0,
              known ? std::string_view(st->r->name()) : request_path(target_),
              known ? or_dash(st->job->headers.dendrite.hotkey) : std::string_view("-"), rej.status,
@@ -310,8 +312,9 @@ task<bool> connection::finish_stream(request_state& st) {
   const route& r = *st.r;
   const std::string_view hotkey = job.ctx.hotkey.empty() ? "-" : job.ctx.hotkey;
   const auto access = [&](std::string_view what) {
-    log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(), hotkey, 200, what,
-               seconds_since(st.t0));
+    const double elapsed = seconds_since(st.t0);
+    core_.stats->on_answer(&r, 200, elapsed);
+    log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(), hotkey, 200, what, elapsed);
   };
   s.close_writer();  // whatever happens next, the handler's sends are over
   const bool close = !st.keep_alive || stop_requested_;
@@ -374,7 +377,9 @@ task<bool> connection::serve(request_parser& p) {
   if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
     rej = record_nonce(st);
   } else {
+    const clock_type::time_point store_t0 = clock_type::now();
     const nonce_verdict v = co_await await_nonce_verdict(st);
+    core_.stats->on_store(v, seconds_since(store_t0));
     rej = nonce_outcome(v);
   }
   if (rej || (rej = prioritize(st)) || (rej = check_declared_length(st)))
@@ -395,8 +400,11 @@ task<bool> connection::serve(request_parser& p) {
   if (body_.capacity() > keep_body_bytes) std::string().swap(body_);
 
   // ---- 9. forward, under the request's deadline ----
+  const clock_type::time_point forward_t0 = clock_type::now();
   if ((rej = start_forward(st, *this))) co_return co_await answer(*rej, &st);
   co_await wait_for_handler(st);
+  // Worker-pool handlers are timed on their worker (request_job::run); the others here.
+  if (st.job->done && !st.job->stats) core_.stats->on_handler(st.r, seconds_since(forward_t0));
   if (st.job->stream) co_return co_await finish_stream(st);
   const bool close = !st.keep_alive || stop_requested_;
   rej = forward_outcome(st, close);
@@ -411,6 +419,7 @@ task<bool> connection::serve(request_parser& p) {
   synapse& s = *st.job->body;
   const double elapsed = seconds_since(st.t0);
   const int status = build_synapse_response(out_, *st.r, s, elapsed, close);
+  core_.stats->on_answer(st.r, status, elapsed);
   log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
              st.job->ctx.hotkey.empty() ? std::string_view("-") : st.job->ctx.hotkey, status,
              or_dash(s.axon.status_message), elapsed);

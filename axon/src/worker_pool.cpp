@@ -110,6 +110,11 @@ std::size_t worker_pool::queued() const {
   return core_->queue.size();
 }
 
+std::size_t worker_pool::busy() const {
+  std::lock_guard lk(core_->m);
+  return core_->busy;
+}
+
 void worker_pool::stop(std::chrono::steady_clock::duration grace) {
   auto& c = *core_;
   std::unique_lock lk(c.m);

@@ -75,6 +75,8 @@ class worker_pool {
   void stop(std::chrono::steady_clock::duration grace);
 
   std::size_t queued() const;
+  /// Workers inside a job now (for metrics; takes the pool's mutex, so not for the hot path).
+  std::size_t busy() const;
   /// Whether the calling thread is a worker of any pool (stop() must not run there).
   static bool on_worker_thread() noexcept;
   std::size_t threads() const noexcept { return thread_count_; }

@@ -23,6 +23,7 @@
 #include <bt/axon_options.hpp>
 #include <bt/dynamic_synapse.hpp>
 #include <bt/keypair.hpp>
+#include <bt/metrics.hpp>
 #include <bt/request_context.hpp>
 #include <bt/stream_writer.hpp>
 #include <bt/synapse.hpp>
@@ -267,6 +268,12 @@ class axon {
   std::size_t connections() const noexcept;
   /// Requests waiting for a worker (0 before start()).
   std::size_t queued_requests() const;
+  /// The axon's metrics registry (bt_axon_* families, docs/deployment.md), served by the admin
+  /// listener at /metrics. A miner may register its own metrics here, at any time; they live as
+  /// long as the axon.
+  bt::metrics::registry& metrics() noexcept;
+  /// The admin listener's bound port (0 when options.admin_listen is empty or before start()).
+  std::uint16_t admin_port() const noexcept;
 
   struct impl;
 

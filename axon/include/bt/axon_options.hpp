@@ -129,6 +129,22 @@ struct axon_options {
   /// start() refuses it unless the bind address is loopback, and it is logged loudly.
   bool insecure_skip_verification = false;
 
+  // ---- admin listener (metrics and health) ----
+
+  /// "HOST:PORT" (numeric address; "[::1]:9100" for IPv6; port 0: the system picks, see
+  /// axon::admin_port()) of a second, small HTTP server for operators: GET /metrics (Prometheus
+  /// text format), /healthz and /readyz. Empty (the default): off. No fixed default port, so two
+  /// axons on one host never collide. Bind it to loopback or a private network: it is not
+  /// authenticated. start() fails (std::errc::invalid_argument) on a malformed value.
+  std::string admin_listen{};
+  /// An admin request must arrive whole within this, and its answer be taken within this again
+  /// (408 / cut off): a slow client holds an admin connection for a bounded time.
+  std::chrono::milliseconds admin_timeout{5'000};
+  /// Request line + headers of an admin request; larger ones are answered 431.
+  std::uint32_t admin_max_header_bytes = 8 * 1024;
+  /// Admin connections open at once; more are closed at accept.
+  std::size_t admin_max_connections = 64;
+
   // ---- shutdown and logging ----
 
   /// stop(): how long in-flight requests may take to finish before connections are cut.
