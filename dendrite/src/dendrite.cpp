@@ -98,6 +98,15 @@ struct dendrite_state {
 
   std::atomic<std::int64_t> last_nonce{0};
   std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
+  // dendrite::metrics(). A call's children are looked up by (synapse, status) when it completes
+  // (the family's mutex and a map lookup: small next to a call's own allocations).
+  metrics::registry registry;
+  metrics::family<metrics::counter>& calls_by =
+      registry.counter("bt_dendrite_calls_total", "Calls completed, by synapse and status code.",
+                       {"synapse", "status"});
+  metrics::family<metrics::histogram>& call_seconds = registry.histogram(
+      "bt_dendrite_call_duration_seconds", "Call durations, by synapse and status code.",
+      {"synapse", "status"}, metrics::default_buckets());
 
   std::mutex mu;  // guards everything below
   bool stopped = false;
@@ -521,6 +530,13 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     }
     st_->unregister_op(this);
     st_->calls.fetch_add(1, std::memory_order_relaxed);
+    try {
+      const std::string status = std::to_string(ref_.object->dendrite.status_code.value_or(0));
+      st_->calls_by.with({name(), status}).inc();
+      st_->call_seconds.with({name(), status})
+          .observe(std::chrono::duration<double>(steady::now() - begun_).count());
+    } catch (...) {  // out of memory: the call still completes, uncounted
+    }
     if (st_->log && st_->log->should_log(spdlog::level::debug)) {
       const synapse& s = *ref_.object;
       st_->log->debug("dendrite | <-- | {} | {} | {} | {} | {}", name(), target_.hotkey, host_,
@@ -538,7 +554,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   synapse_ref ref_;
   double timeout_;
   steady::time_point deadline_;
-  stream_sink* stream_;  ///< set: a streaming call
+  stream_sink* stream_;                             ///< set: a streaming call
+  const steady::time_point begun_ = steady::now();  ///< for the call duration metric
 
   /// Set once: the deadline passed, or the call was cancelled (see stop()).
   std::optional<call_failure> stop_;
@@ -753,6 +770,10 @@ dendrite_stats dendrite::stats() const {
   std::lock_guard lk(state_->mu);
   s.in_flight = state_->active.size();
   return s;
+}
+
+bt::metrics::registry& dendrite::metrics() noexcept {
+  return state_->registry;
 }
 
 void dendrite::check_blocking_allowed() const {

@@ -149,6 +149,26 @@ TEST_CASE("admin: /metrics passes promtool check metrics and its counters match 
   INFO(check.output);
   CHECK(check.exit_code == 0);
   CHECK(check.output.empty());
+
+  // The dendrite's side: its calls by synapse and status, in its own registry.
+  {
+    bt::synapse s;
+    bt::axon_info nowhere = target_of(ax);
+    nowhere.port = 1;  // refused: the dendrite's own failure status
+    (void)den.call(nowhere, s, 2.0);
+  }
+  const std::string dtext = "\n" + den.metrics().render();
+  INFO(dtext);
+  CHECK(sample(dtext, "bt_dendrite_calls_total{synapse=\"Synapse\",status=\"200\"}") == pings);
+  CHECK(sample(dtext, "bt_dendrite_calls_total{synapse=\"Dummy\",status=\"200\"}") == dummies);
+  CHECK(
+      sample(dtext, "bt_dendrite_call_duration_seconds_count{synapse=\"Dummy\",status=\"200\"}") ==
+      dummies);
+  CHECK(dtext.find("bt_dendrite_calls_total{synapse=\"Synapse\",status=\"503\"} 1") !=
+        std::string::npos);
+  const auto dcheck = bt::test::promtool_check_metrics(dtext.substr(1));
+  INFO(dcheck.output);
+  CHECK(dcheck.exit_code == 0);
   ax.stop();
 }
 

@@ -12,6 +12,7 @@
 #include <bt/keypair.hpp>
 
 #include <iostream>
+#include <string>
 
 int main() {
   bt::scale_writer w;
@@ -34,6 +35,16 @@ int main() {
   query.dummy_input = 21;
   const dummy answer = dendrite.call(target, query, 10.0);
   axon.stop();
+
+  // bt::metrics from the package: the axon counted the call, and a miner's own metric renders.
+  axon.metrics().counter("consumer_checks_total", "Checks.").get().inc();
+  const std::string text = axon.metrics().render();
+  if (text.find("bt_axon_requests_total{synapse=\"Dummy\",status=\"200\"} 1\n") ==
+          std::string::npos ||
+      text.find("consumer_checks_total 1\n") == std::string::npos) {
+    std::cerr << "consumer: bt::metrics did not count the call\n" << text;
+    return 1;
+  }
 
   const int status = answer.dendrite.status_code.value_or(-1);
   const long long output = answer.dummy_output.value_or(-1);

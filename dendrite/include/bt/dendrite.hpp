@@ -17,6 +17,7 @@
 #include <bt/detail/dendrite_ops.hpp>
 #include <bt/detail/dendrite_stream.hpp>
 #include <bt/keypair.hpp>
+#include <bt/metrics.hpp>
 #include <bt/streaming_synapse.hpp>
 #include <bt/synapse.hpp>
 #include <bt/version.hpp>
@@ -131,6 +132,11 @@ class dendrite {
   const std::string& uuid() const noexcept;
   const options& get_options() const noexcept;
   dendrite_stats stats() const;
+  /// This dendrite's metrics registry, in the Prometheus text format by render():
+  /// bt_dendrite_calls_total{synapse,status} and bt_dendrite_call_duration_seconds{synapse,status}
+  /// (status: the dendrite.status_code the call completed with, its own 408/503/... on failures).
+  /// A validator may add its own metrics; they live as long as the dendrite.
+  bt::metrics::registry& metrics() noexcept;
   /// Closes every pooled idle connection now.
   void close_idle();
 
