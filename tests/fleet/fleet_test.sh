@@ -80,6 +80,8 @@ done
 for i in 1 2 3; do
   grep -q '| Dummy | .* | 200 | Success |' "$work/axon$i.log" || fail "axon $i served no request (round robin)"
 done
+# HAProxy's health checks (GET /readyz on the admin ports, or a TCP connect) found every axon up.
+! grep -q 'is DOWN' "$work/haproxy.log" || { grep 'is DOWN' "$work/haproxy.log"; fail "HAProxy took an axon out"; }
 echo "ok: 9 honest calls from 3 dendrites through HAProxy, every axon served some"
 
 # ---- 2. the caller's real address, and a captured request ----
