@@ -151,7 +151,7 @@ constexpr std::int64_t second = 1'000'000'000;
 
 }  // namespace
 
-TEST_CASE("redis store: URLs; a malformed one is a clear error that never shows the password",
+TEST_CASE("redis store: URLs, and a malformed one is a clear error that never shows the password",
           "[axon][redis]") {
   using ep = bt::redis_nonce_store;
   const auto e = ep::parse_url("redis://:s3cr%40t@example.org:6380/2");
@@ -333,7 +333,7 @@ TEST_CASE("redis store: NOSCRIPT (script cache flushed) is recovered", "[axon][r
   CHECK(s->record("hk", "u", now, now, now + 10 * second) == nonce_verdict::replayed);
 }
 
-TEST_CASE("redis store: password in the URL or BT_REDIS_PASSWORD; a wrong one is not ready",
+TEST_CASE("redis store: password in the URL or BT_REDIS_PASSWORD, a wrong one is not ready",
           "[axon][redis]") {
   const std::string pw = "pw-" + std::to_string(free_port());
   redis_server redis(pw);
