@@ -178,8 +178,9 @@ std::pair<std::size_t, std::size_t> added_removed(const Set& before, const Set& 
   return {added, removed};
 }
 
-/// SIGHUP: re-reads the deny list and metagraph files and swaps in the new policy whole; logs
-/// what changed. A file that cannot be used leaves the current policy in place (logged).
+/// SIGHUP: re-reads the deny list and metagraph files and swaps in the new policy whole
+/// (policy_holder::update); logs what changed. A file that cannot be used leaves the current
+/// policy in place (logged).
 void reload_policy(bt::miner::policy_holder& policy, const std::string& deny_file,
                    const std::string& metagraph_file, spdlog::logger& log) {
   if (deny_file.empty() && metagraph_file.empty()) {
@@ -187,36 +188,42 @@ void reload_policy(bt::miner::policy_holder& policy, const std::string& deny_fil
     return;
   }
   try {
-    const auto current = policy.current();
-    bt::miner::access_policy next = *current;
+    // Both files are read (and may fail) before anything changes; the swap then edits the
+    // current snapshot under policy_holder's writer lock, so a chain refresh running meanwhile
+    // (--netuid) is neither lost nor overwritten.
+    std::optional<std::unordered_set<std::string>> denied;
+    std::optional<bt::miner::neuron_map> metagraph;
+    if (!deny_file.empty()) denied = bt::miner::load_deny_list(deny_file);
+    if (!metagraph_file.empty()) metagraph = bt::miner::load_metagraph(metagraph_file);
     std::string changes;
-    if (!deny_file.empty()) {
-      next.denied = bt::miner::load_deny_list(deny_file);
-      const auto [added, removed] = added_removed(current->denied, next.denied);
-      changes += fmt::format("deny list {}: {} hotkeys (+{} -{})", deny_file, next.denied.size(),
-                             added, removed);
-    }
-    if (!metagraph_file.empty()) {
-      next.metagraph = bt::miner::load_metagraph(metagraph_file);
-      std::unordered_set<std::string> before, after;
-      std::size_t changed = 0;
-      if (current->metagraph)
-        for (const auto& [k, n] : *current->metagraph) before.insert(k);
-      for (const auto& [k, n] : *next.metagraph) {
-        after.insert(k);
-        if (current->metagraph) {
-          const auto it = current->metagraph->find(k);
-          if (it != current->metagraph->end() &&
-              (it->second.stake != n.stake || it->second.validator_permit != n.validator_permit))
-            ++changed;
-        }
+    policy.update([&](bt::miner::access_policy& current) {
+      if (denied) {
+        const auto [added, removed] = added_removed(current.denied, *denied);
+        changes += fmt::format("deny list {}: {} hotkeys (+{} -{})", deny_file, denied->size(),
+                               added, removed);
+        current.denied = std::move(*denied);
       }
-      const auto [added, removed] = added_removed(before, after);
-      if (!changes.empty()) changes += "; ";
-      changes += fmt::format("metagraph {}: {} neurons (+{} -{}, {} changed)", metagraph_file,
-                             next.metagraph->size(), added, removed, changed);
-    }
-    policy.replace(std::move(next));
+      if (metagraph) {
+        std::unordered_set<std::string> before, after;
+        std::size_t changed = 0;
+        if (current.metagraph)
+          for (const auto& [k, n] : *current.metagraph) before.insert(k);
+        for (const auto& [k, n] : *metagraph) {
+          after.insert(k);
+          if (current.metagraph) {
+            const auto it = current.metagraph->find(k);
+            if (it != current.metagraph->end() &&
+                (it->second.stake != n.stake || it->second.validator_permit != n.validator_permit))
+              ++changed;
+          }
+        }
+        const auto [added, removed] = added_removed(before, after);
+        if (!changes.empty()) changes += "; ";
+        changes += fmt::format("metagraph {}: {} neurons (+{} -{}, {} changed)", metagraph_file,
+                               metagraph->size(), added, removed, changed);
+        current.metagraph = std::move(*metagraph);
+      }
+    });
     log.info("SIGHUP: policy reloaded: {}", changes);
   } catch (const std::exception& e) {
     log.error("SIGHUP: reload failed, keeping the current policy: {}", e.what());
