@@ -211,6 +211,23 @@ TEST_CASE("sr25519 public key validity", "[sr25519]") {
   CHECK_FALSE(bt::sr25519::is_valid_public_key(ff));
 }
 
+TEST_CASE("sr25519 public key validity refuses bit 255 as verify does", "[sr25519]") {
+  bt::init_crypto();
+  const std::array<std::uint8_t, 32> mini{7};
+  const auto secret = bt::sr25519::expand_mini_secret(mini);
+  auto pub = bt::sr25519::to_public(secret);
+  const std::string msg = "bit 255";
+  const auto sig = bt::sr25519::sign(secret, pub, bytes_of(msg));
+  REQUIRE(bt::sr25519::is_valid_public_key(pub));
+  REQUIRE_FALSE(bt::sr25519::verify(pub, bytes_of(msg), sig));
+  pub[31] |= 0x80;  // libsodium 1.0.18 decodes this as the same point; RFC 9496 refuses it
+  CHECK(bt::sr25519::verify(pub, bytes_of(msg), sig) == bt::key_errc::invalid_public_key);
+  CHECK_FALSE(bt::sr25519::is_valid_public_key(pub));
+  std::array<std::uint8_t, 32> identity_high{};
+  identity_high[31] = 0x80;  // the identity with bit 255 set
+  CHECK_FALSE(bt::sr25519::is_valid_public_key(identity_high));
+}
+
 TEST_CASE("sr25519 signatures for the identity public key follow schnorrkel", "[sr25519]") {
   bt::init_crypto();
   // schnorrkel accepts the identity as a public key; its secret scalar is 0, so s = r and R = s·B.

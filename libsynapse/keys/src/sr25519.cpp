@@ -144,6 +144,10 @@ std::error_code from_ed25519_bytes(std::span<const std::uint8_t> bytes, secret_k
 }
 
 bool is_valid_public_key(std::span<const std::uint8_t, 32> pub) noexcept {
+  // Bit 255 set is never canonical (RFC 9496; schnorrkel refuses it, and so does verify()), but
+  // libsodium 1.0.18's decoder ignores that bit: refuse it here first, so that this function and
+  // verify() agree on every key.
+  if ((pub[31] & 0x80) != 0) return false;
   // libsodium's is_valid_point rejects the identity; schnorrkel accepts it.
   static constexpr std::array<std::uint8_t, 32> identity{};
   return crypto_core_ristretto255_is_valid_point(pub.data()) == 1 ||
