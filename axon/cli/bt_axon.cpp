@@ -486,7 +486,6 @@ int main(int argc, char** argv) {
     std::cerr << "bt-axon: " << e.message << "\n";
     return 2;
   }
-
   if (!external_ip.empty()) {
     std::string bare = external_ip;
     if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']')
@@ -632,6 +631,7 @@ int main(int argc, char** argv) {
         r.url = nonce_store_spec;
         r.rule = n.rule;
         r.window = n.window;
+        r.logger = log;
         auto store = std::make_shared<bt::redis_nonce_store>(r);
         // Not fatal: until Redis answers, requests get 503 (fail closed) and the store retries.
         if (!store->wait_ready(std::chrono::seconds(2)))

@@ -233,6 +233,7 @@ struct redis_nonce_store::impl {
   };
 
   options opts;
+  spdlog::logger& log() const { return opts.logger ? *opts.logger : *spdlog::default_logger_raw(); }
   endpoint ep;
   std::string ip;  // the resolved host, numeric
   std::string where;
@@ -261,9 +262,9 @@ struct redis_nonce_store::impl {
       if (n > 0) reason.clear();
       if (was_ready != (n > 0)) {
         if (n > 0)
-          spdlog::info("nonce store: redis {} ready", where);
+          log().info("nonce store: redis {} ready", where);
         else
-          spdlog::warn("nonce store: redis {} unavailable: {}", where, reason);
+          log().warn("nonce store: redis {} unavailable: {}", where, reason);
       }
     }
     cv.notify_all();
@@ -402,7 +403,7 @@ struct redis_nonce_store::impl {
       if (!r->finished) c->s.send(*c, *r);
     } else {
       if (!r->finished && reply->type == REDIS_REPLY_ERROR)
-        spdlog::warn("nonce store: redis error: {}", std::string_view(reply->str, reply->len));
+        c->s.log().warn("nonce store: redis error: {}", std::string_view(reply->str, reply->len));
       r->finish(nonce_verdict::unavailable);
     }
     release(r);  // the callback's reference
@@ -528,7 +529,7 @@ redis_nonce_store::redis_nonce_store(options opts) : p_(std::make_unique<impl>()
         s.ioc.run();
         break;
       } catch (const std::exception& e) {
-        spdlog::error("nonce store: redis event loop: {}", e.what());
+        s.log().error("nonce store: redis event loop: {}", e.what());
       }
     }
   });

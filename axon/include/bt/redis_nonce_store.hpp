@@ -32,6 +32,10 @@
 #include <string>
 #include <string_view>
 
+namespace spdlog {
+class logger;
+}
+
 namespace bt {
 
 class redis_nonce_store final : public nonce_store {
@@ -74,6 +78,9 @@ class redis_nonce_store final : public nonce_store {
     std::chrono::milliseconds reconnect_max{1'000};
     /// A connection (TCP connect, AUTH, SELECT, SCRIPT LOAD) not ready after this is retried.
     std::chrono::milliseconds connect_timeout{1'000};
+    /// Where the store reports becoming ready or unavailable and Redis errors; null: spdlog's
+    /// default logger (stdout). bt-axon passes its own, so stdout keeps only the ready line.
+    std::shared_ptr<spdlog::logger> logger;
   };
 
   /// Parses the URL and resolves its host (may block briefly: call at startup), then starts
