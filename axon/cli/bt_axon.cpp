@@ -267,7 +267,7 @@ void attach_test_routes(bt::axon& ax) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bt-axon: a reference Bittensor miner (ping + Dummy) on the C++ axon"};
+  CLI::App app{"bt-axon: a reference Bittensor miner on the C++ axon (ping, Dummy, WordStream)"};
   bt::wallet_config wcfg = bt::wallet_config::from_env();
   std::string uri;
   std::string ip = "[::]";

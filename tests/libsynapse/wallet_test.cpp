@@ -68,9 +68,14 @@ TEST_CASE("wallet layout, defaults and environment", "[wallet]") {
     CHECK(w.hotkey_path() == "/w/cold/hotkeys/default");
     CHECK(w.hotkeypub_path() == "/w/cold/hotkeys/defaultpub.txt");
     CHECK(w.hotkey_path("miner1") == "/w/cold/hotkeys/miner1");
+    // A config written out takes the environment for the fields it leaves out, as the tools and
+    // Python's wallet do.
+    CHECK(bt::wallet(bt::wallet_config{.name = "miner"}).directory() == "/w/miner");
+    CHECK(bt::wallet_config{.path = "/x"}.name == "cold");
   }
   {
-    scoped_env home("HOME", "/home/tester/");
+    scoped_env home("HOME", "/home/tester/"), path("BT_WALLET_PATH", nullptr),
+        name("BT_WALLET_NAME", nullptr);
     CHECK(bt::expand_user("~") == "/home/tester/");
     CHECK(bt::expand_user("~/.bittensor/wallets") == "/home/tester/.bittensor/wallets");
     CHECK(bt::expand_user("/abs/~") == "/abs/~");

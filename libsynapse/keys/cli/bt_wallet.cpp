@@ -209,7 +209,7 @@ std::string regen_hint(const bt::wallet& w, bool coldkey) {
   const auto& c = w.config();
   std::string out = std::string("bt-wallet regen-") + (coldkey ? "coldkey" : "hotkey");
   const auto dir = std::filesystem::absolute(w.directory().parent_path());
-  if (dir != std::filesystem::absolute(bt::expand_user(bt::wallet_config{}.path)))
+  if (dir != std::filesystem::absolute(bt::expand_user(bt::builtin_wallet_path)))
     out += " --wallet.path " + sh_word(dir.string());
   out += " --wallet.name " + sh_word(c.name);
   if (!coldkey) out += " --wallet.hotkey " + sh_word(c.hotkey);

@@ -40,12 +40,18 @@ std::span<const std::uint8_t> bytes_of(const std::string& s) {
 
 }  // namespace
 
+std::string default_wallet_path() {
+  return env_or("BT_WALLET_PATH", std::string(builtin_wallet_path));
+}
+std::string default_wallet_name() {
+  return env_or("BT_WALLET_NAME", "default");
+}
+std::string default_wallet_hotkey() {
+  return env_or("BT_WALLET_HOTKEY", "default");
+}
+
 wallet_config wallet_config::from_env() {
-  wallet_config c;
-  c.path = env_or("BT_WALLET_PATH", c.path);
-  c.name = env_or("BT_WALLET_NAME", c.name);
-  c.hotkey = env_or("BT_WALLET_HOTKEY", c.hotkey);
-  return c;
+  return wallet_config{};
 }
 
 std::filesystem::path expand_user(std::string_view path) {

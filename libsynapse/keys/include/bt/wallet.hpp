@@ -24,13 +24,23 @@
 namespace bt {
 
 /// Where a wallet lives. The defaults are btcli's and btwallet's.
-struct wallet_config {
-  std::string path = "~/.bittensor/wallets";  ///< BT_WALLET_PATH; "~" is expanded when used
-  std::string name = "default";               ///< BT_WALLET_NAME
-  std::string hotkey = "default";             ///< BT_WALLET_HOTKEY
+/// Where wallets live when BT_WALLET_PATH is not set.
+inline constexpr std::string_view builtin_wallet_path = "~/.bittensor/wallets";
 
-  /// The defaults, overridden by BT_WALLET_PATH, BT_WALLET_NAME and BT_WALLET_HOTKEY when these
-  /// are set and non-empty.
+/// Bittensor's defaults, as Python's wallet computes them: the environment variable when it is
+/// set and non-empty, else the built-in value ("~/.bittensor/wallets", "default", "default").
+std::string default_wallet_path();    ///< BT_WALLET_PATH, else builtin_wallet_path
+std::string default_wallet_name();    ///< BT_WALLET_NAME
+std::string default_wallet_hotkey();  ///< BT_WALLET_HOTKEY
+
+/// Where a wallet lives. A field not written out takes the default above, so
+/// `bt::wallet({.name = "miner"})` finds the wallet under BT_WALLET_PATH as the tools do.
+struct wallet_config {
+  std::string path = default_wallet_path();  ///< "~" is expanded when used
+  std::string name = default_wallet_name();
+  std::string hotkey = default_wallet_hotkey();
+
+  /// Every field from its default: the same as `wallet_config{}`, kept for readability.
   static wallet_config from_env();
 };
 
