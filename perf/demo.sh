@@ -70,6 +70,10 @@ hotkey=$(sed -E 's/.*"hotkey": *"([^"]*)".*/\1/' <<<"$info")
 echo "== bt-ping: $count sequential queries of the base Synapse (timeout 5), as the original measurement"
 status=0
 "$ping" --target "127.0.0.1:$port:$hotkey" "${ping_key[@]}" --count "$count" --baseline || status=$?
+echo "(ratio = the mean ping over the floor measured in this same run: a bare HTTP round trip of the"
+echo " same sizes plus the sr25519 signing and verifying a signed exchange needs, as the Floor line"
+echo " shows; the least a signed ping can cost on this machine. Its goal is a target measured on a"
+echo " 2-vCPU machine (docs/performance.md), not a promise for yours.)"
 
 echo "== Stopping bt-axon"
 kill -TERM "$axon_pid"
