@@ -13,6 +13,7 @@
 #include <bt/keypair.hpp>
 
 #include "proc.hpp"
+#include "support/run_command.hpp"
 #include "support/temp_dir.hpp"
 #include "support/vectors.hpp"
 
@@ -56,22 +57,9 @@ struct fake_node {
   }
 };
 
-struct run_result {
-  int status = -1;
-  std::string out;
-};
-
 /// Runs a shell command line; stdout captured (stderr as the command line redirects it).
-run_result run(const std::string& cmd) {
-  run_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 65536> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+bt::test::command_result run(const std::string& cmd) {
+  return bt::test::run_command(cmd);
 }
 
 std::string slurp(const fs::path& p) {

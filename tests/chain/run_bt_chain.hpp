@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/run_command.hpp"
 #include "support/vectors.hpp"
 
 #include <sys/wait.h>
@@ -27,14 +28,12 @@ inline bt_chain_result run_bt_chain(const std::string& args) {
   const std::string err_file = binary_dir() + "/bt_chain_test." + std::to_string(::getpid()) + "." +
                                std::to_string(++calls) + ".stderr";
   const std::string cmd = std::string(BT_CHAIN_EXE) + " " + args + " 2>" + err_file;
+  auto [status, out] = bt::test::run_command(cmd);
   bt_chain_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
+  r.status = status;
+  r.out = std::move(out);
   std::array<char, 65536> buf{};
   std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   if (FILE* e = std::fopen(err_file.c_str(), "r")) {
     while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
     std::fclose(e);

@@ -6,6 +6,8 @@
 #include <bt/examples/dummy.hpp>
 #include <bt/wallet.hpp>
 
+#include "support/run_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -20,23 +22,9 @@
 
 namespace {
 
-struct run_result {
-  int status = -1;
-  std::string out;
-};
-
 /// Runs bt-dendrite with `args` (a shell-quoted string); stderr goes to the test log.
-run_result run(const std::string& args) {
-  const std::string cmd = std::string(BT_DENDRITE_EXE) + " " + args;
-  run_result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+bt::test::command_result run(const std::string& args) {
+  return bt::test::run_command(std::string(BT_DENDRITE_EXE) + " " + args);
 }
 
 std::vector<bt::json> lines(const std::string& out) {
