@@ -289,6 +289,11 @@ int main(int argc, char** argv) {
   const bt::memory_nonce_store::options nonce_defaults;
   std::string nonce_rule_name = "window";
   std::string nonce_store_spec = "memory";  // or a redis:// URL (bt::redis_nonce_store)
+  // The Redis store's own settings (docs/deployment.md "Replay store in Redis").
+  const bt::redis_nonce_store::options redis_defaults;
+  std::string redis_key_prefix = redis_defaults.key_prefix;
+  unsigned redis_timeout_ms = static_cast<unsigned>(redis_defaults.timeout.count());
+  std::size_t redis_connections = redis_defaults.connections;
   std::size_t nonce_window = nonce_defaults.window;
   std::size_t nonce_max_records = nonce_defaults.max_entries;
   std::size_t nonce_max_per_hotkey = nonce_defaults.max_entries_per_hotkey;
@@ -370,6 +375,32 @@ int main(int argc, char** argv) {
         }
       })
       ->capture_default_str();
+  // Meaningful only with a redis:// store; given with `memory`, a usage error after parsing.
+  CLI::Option* redis_prefix_flag =
+      app.add_option("--nonce_store.key_prefix", redis_key_prefix,
+                     "With a redis:// --nonce_store: prefix of the replay keys (at most 64 "
+                     "printable ASCII characters, no spaces; fleets sharing one Redis database "
+                     "need the same one, other users of it a different one)")
+          ->check([](const std::string& v) -> std::string {
+            if (v.size() > 64) return "at most 64 bytes, got " + std::to_string(v.size());
+            for (const char c : v)
+              if (c <= ' ' || c > '~')
+                return "'" + v + "': only printable ASCII characters without spaces";
+            return {};
+          })
+          ->capture_default_str();
+  CLI::Option* redis_timeout_flag =
+      app.add_option("--nonce_store.timeout_ms", redis_timeout_ms,
+                     "With a redis:// --nonce_store: milliseconds a replay check may wait for "
+                     "Redis; later: 503 with Retry-After (the request is not accepted)")
+          ->check(bt::cli::in_range(1u, 60'000u))
+          ->capture_default_str();
+  CLI::Option* redis_connections_flag =
+      app.add_option("--nonce_store.connections", redis_connections,
+                     "With a redis:// --nonce_store: connections to Redis, used round robin "
+                     "(requests are pipelined on each)")
+          ->check(bt::cli::in_range(std::size_t{1}, std::size_t{64}))
+          ->capture_default_str();
   app.add_option("--axon.nonce_window", nonce_window,
                  "window rule: nonces kept per caller endpoint (reordering tolerated)")
       ->check(bt::cli::in_range(std::size_t{1}, std::size_t{1} << 16))
@@ -479,6 +510,13 @@ int main(int argc, char** argv) {
                  "together (without trusted proxies every connection would be refused)\n";
     return 2;
   }
+  if (nonce_store_spec == "memory")
+    for (const CLI::Option* flag : {redis_prefix_flag, redis_timeout_flag, redis_connections_flag})
+      if (flag->count() > 0) {
+        std::cerr << "bt-axon: " << flag->get_name()
+                  << " applies to a redis:// --nonce_store only (the store is 'memory')\n";
+        return 2;
+      }
   std::string ip_resolved;
   try {
     ip = bind_address(ip, ip_resolved);
@@ -631,6 +669,9 @@ int main(int argc, char** argv) {
         r.url = nonce_store_spec;
         r.rule = n.rule;
         r.window = n.window;
+        r.key_prefix = redis_key_prefix;
+        r.timeout = std::chrono::milliseconds(redis_timeout_ms);
+        r.connections = redis_connections;
         r.logger = log;
         auto store = std::make_shared<bt::redis_nonce_store>(r);
         // Not fatal: until Redis answers, requests get 503 (fail closed) and the store retries.

@@ -53,6 +53,14 @@ case "$TOOL" in
     usage "--axon.trusted_proxies: empty item in the CIDR list '127.0.0.1/32,'" --axon.proxy_protocol --axon.trusted_proxies 127.0.0.1/32,
     usage "bt-axon: --axon.proxy_protocol and --axon.trusted_proxies CIDR[,CIDR...] go together" --axon.proxy_protocol
     usage "bt-axon: --axon.proxy_protocol and --axon.trusted_proxies CIDR[,CIDR...] go together" --axon.trusted_proxies 127.0.0.1/32
+    # The Redis store's settings: a bad value names the flag; without a redis:// store they
+    # would be silently ignored, so they are refused.
+    usage "bt-axon: --nonce_store.timeout_ms: expected a non-negative integer from 1 to 60000, got '0'" --nonce_store.timeout_ms 0
+    usage "--nonce_store.connections: expected a non-negative integer from 1 to 64, got '65'" --nonce_store.connections 65
+    usage "--nonce_store.key_prefix: 'a b': only printable ASCII characters without spaces" --nonce_store redis://127.0.0.1:1/0 --nonce_store.key_prefix 'a b'
+    usage "--nonce_store.key_prefix: at most 64 bytes, got 65" --nonce_store redis://127.0.0.1:1/0 --nonce_store.key_prefix "$(printf 'k%.0s' $(seq 65))"
+    usage "bt-axon: --nonce_store.connections applies to a redis:// --nonce_store only (the store is 'memory')" --nonce_store.connections 3
+    usage "bt-axon: --nonce_store.key_prefix applies to a redis:// --nonce_store only" --uri //Bob --nonce_store memory --nonce_store.key_prefix fleet:
     # Policy files: a bad entry is named with its file and line (deny list) or entry (metagraph).
     printf '# deny\n5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY\n5Fnotakey\n' >"$TMP/deny.txt"
     usage "$TMP/deny.txt:3: '5Fnotakey' is not an SS58 address" --uri //Bob --blacklist.hotkeys "$TMP/deny.txt"
