@@ -634,6 +634,7 @@ int main(int argc, char** argv) {
 
     // ---- axon ----
     bt::axon_options o;
+    std::shared_ptr<bt::redis_nonce_store> redis_store;  // with a redis:// --nonce_store
     o.ip = ip;
     o.port = static_cast<std::uint16_t>(port);
     o.external_ip = external_ip;
@@ -673,14 +674,8 @@ int main(int argc, char** argv) {
         r.timeout = std::chrono::milliseconds(redis_timeout_ms);
         r.connections = redis_connections;
         r.logger = log;
-        auto store = std::make_shared<bt::redis_nonce_store>(r);
-        // Not fatal: until Redis answers, requests get 503 (fail closed) and the store retries.
-        if (!store->wait_ready(std::chrono::seconds(2)))
-          log->warn("replay store: redis {} not ready yet ({}); answering 503 until it is",
-                    store->where(), store->unavailable_reason());
-        else
-          log->info("replay store: redis {}", store->where());
-        o.nonces = std::move(store);
+        redis_store = std::make_shared<bt::redis_nonce_store>(r);
+        o.nonces = redis_store;
       }
     }
     o.admin_listen = admin_listen;
@@ -740,6 +735,15 @@ int main(int argc, char** argv) {
     if (ec) {
       log->error("cannot listen on {}:{}: {}", ip, port, ec.message());
       return 1;
+    }
+    if (redis_store) {
+      // The store connects on the axon's I/O threads, attached by start(). Not fatal: until
+      // Redis answers, requests get 503 (fail closed) and the store retries.
+      if (!redis_store->wait_ready(std::chrono::seconds(2)))
+        log->warn("replay store: redis {} not ready yet ({}); answering 503 until it is",
+                  redis_store->where(), redis_store->unavailable_reason());
+      else
+        log->info("replay store: redis {}", redis_store->where());
     }
     const bt::axon_info info = ax.info();
     // The ready line is AxonInfo's JSON without the two placeholders (docs/axon.md).

@@ -322,6 +322,13 @@ void axon::start(std::error_code& ec) {
     }
   }
 
+  // A store that does I/O (redis_nonce_store) runs on the I/O threads' loops from now until
+  // stop() detaches it (nonce_store::attach); nothing below can fail.
+  {
+    std::vector<net::io_context*> loops;
+    for (auto& ioc : s.iocs) loops.push_back(ioc.get());
+    s.nonces->attach(loops);
+  }
   s.prepare_serving();
   net::co_spawn(s.acceptor->get_executor(), accept_loop(s), [&s](std::exception_ptr e) {
     if (!e) return;
@@ -390,6 +397,13 @@ void axon::stop() {
   if (s.admin) s.admin->stop();
   // 4. Workers: nothing new can arrive; a handler still running after a grace period is abandoned.
   if (s.pool) s.pool->stop(drained ? std::chrono::seconds(5) : std::chrono::seconds(1));
+  // No request is left to record: the store's connections on our loops close now, while the
+  // loops still run.
+  {
+    std::vector<net::io_context*> loops;
+    for (auto& ioc : s.iocs) loops.push_back(ioc.get());
+    s.nonces->detach(loops);
+  }
   // 5. With no connection and no acceptor left the I/O threads run out of work and return. A
   //    coroutine handler ignoring cancellation would keep them busy: escalate after a grace period.
   for (auto& w : s.work) w.reset();

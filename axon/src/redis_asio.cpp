@@ -3,13 +3,15 @@
 // hiredis says what it wants (read and/or write readiness) through the hooks; the adapter keeps
 // one wait of each kind outstanding while it is wanted and re-arms after each completion. The
 // socket belongs to hiredis: the descriptor is released, never closed, on cleanup. Pending waits
-// hold the adapter (shared_ptr) and find it detached (ac == nullptr) once hiredis let go.
+// and posted flushes hold the adapter (shared_ptr) and find it detached (ac == nullptr) once
+// hiredis let go.
 #include "redis_asio.hpp"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 
 #include <memory>
 #include <utility>
@@ -21,8 +23,8 @@ namespace {
 namespace net = boost::asio;
 
 struct adapter : std::enable_shared_from_this<adapter> {
-  adapter(redisAsyncContext* c, net::io_context& ioc, std::function<void()> gone)
-      : ac(c), sd(ioc), on_gone(std::move(gone)) {}
+  adapter(redisAsyncContext* c, const redis_strand& ex, std::function<void()> gone)
+      : ac(c), sd(ex), on_gone(std::move(gone)) {}
 
   redisAsyncContext* ac;  // null once hiredis freed the context
   net::posix::stream_descriptor sd;
@@ -30,6 +32,8 @@ struct adapter : std::enable_shared_from_this<adapter> {
   std::shared_ptr<adapter> self;  // alive while attached
   bool want_read = false, want_write = false;
   bool reading = false, writing = false;  // a wait is outstanding
+  bool flush_posted = false;              // a write handler is queued on the strand
+  bool flushing = false;                  // inside that handler's redisAsyncHandleWrite
 
   void arm_read() {
     if (reading || !want_read || ac == nullptr) return;
@@ -53,6 +57,21 @@ struct adapter : std::enable_shared_from_this<adapter> {
                     a->arm_write();
                   });
   }
+  // Writes what hiredis has buffered, from a fresh handler (never from inside a hiredis call).
+  // hiredis asks for write readiness again (add_write during `flushing`) only when the socket
+  // took less than everything: then the adapter waits for writability.
+  void post_flush() {
+    if (flush_posted || ac == nullptr) return;
+    flush_posted = true;
+    net::post(sd.get_executor(), [a = shared_from_this()] {
+      a->flush_posted = false;
+      if (a->ac == nullptr || !a->want_write || a->writing) return;
+      a->flushing = true;
+      redisAsyncHandleWrite(a->ac);  // may free the context (cleanup below)
+      a->flushing = false;
+      a->arm_write();
+    });
+  }
 
   static adapter& of(void* p) { return *static_cast<adapter*>(p); }
   static void add_read(void* p) {
@@ -64,7 +83,12 @@ struct adapter : std::enable_shared_from_this<adapter> {
   static void add_write(void* p) {
     adapter& a = of(p);
     a.want_write = true;
-    a.arm_write();
+    // hiredis 0.14 marks a context connected on its first write event whatever the socket's
+    // state, so until then (and after a partial write) only real writability may drive it.
+    if (a.flushing || (a.ac->c.flags & REDIS_CONNECTED) == 0)
+      a.arm_write();
+    else if (!a.writing)
+      a.post_flush();
   }
   static void del_write(void* p) { of(p).want_write = false; }
   static void cleanup(void* p) {
@@ -85,10 +109,10 @@ struct adapter : std::enable_shared_from_this<adapter> {
 
 }  // namespace
 
-bool redis_asio_attach(redisAsyncContext* ac, boost::asio::io_context& ioc,
+bool redis_asio_attach(redisAsyncContext* ac, const redis_strand& ex,
                        std::function<void()> on_gone) {
   if (ac == nullptr || ac->ev.data != nullptr || ac->c.fd < 0) return false;
-  auto a = std::make_shared<adapter>(ac, ioc, std::move(on_gone));
+  auto a = std::make_shared<adapter>(ac, ex, std::move(on_gone));
   boost::system::error_code ec;
   a->sd.assign(ac->c.fd, ec);
   if (ec) {

@@ -1,9 +1,17 @@
 // redis_nonce_store: see the contract in bt/redis_nonce_store.hpp.
 //
-// Threads. async_record() (any thread) hashes the endpoint into its keys and posts the request to
-// the store's io_context, run by the store's one thread; everything that touches hiredis runs
-// there. The verdict goes back through the request's nonce_completion, called exactly once:
-// from the reply, from the timeout watchdog, when the connection is lost, or at destruction.
+// Threads: none of its own. The store runs on the event loops it is attached to (nonce_store::
+// attach; bt::axon's I/O threads). Each attached loop gets a slot: a strand and its own Redis
+// connections, whose hiredis contexts, timers and in-flight requests are touched only on that
+// strand. async_record() (called on an axon I/O thread, inside a connection's coroutine) hashes
+// the endpoint into its keys and hands the request to the slot of the loop it runs on, inline
+// (asio::dispatch): the command is queued on that loop's connection and written in the same
+// turn of the loop, the reply is read there, and the verdict resumes the caller's coroutine on
+// the same thread. No thread hand-off on the request's path. A call from a thread that runs none
+// of the loops (tools, tests) is posted to a slot round robin.
+//
+// The verdict goes back through the request's nonce_completion, called exactly once: from the
+// reply, from the timeout watchdog, when the connection is lost, or when the slot is detached.
 //
 // Requests on one connection are pipelined; Redis answers them in order, so each connection
 // keeps its in-flight requests in a FIFO whose front is the one the next reply belongs to.
@@ -20,10 +28,11 @@
 #include <hiredis/hiredis.h>
 #include <sodium.h>
 
-#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <netdb.h>
 #include <spdlog/spdlog.h>
@@ -39,8 +48,8 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 namespace bt {
@@ -216,20 +225,46 @@ redis_nonce_store::endpoint redis_nonce_store::parse_url(std::string_view url) {
 }
 
 struct redis_nonce_store::impl {
-  struct conn {
+  struct slot;
+
+  // One Redis connection of a slot; everything here runs on the slot's strand. It holds its
+  // slot and the slot holds it until the teardown (teardown()) breaks the cycle: a slot whose
+  // loop never runs its teardown keeps its connections open until the process ends.
+  struct conn : std::enable_shared_from_this<conn> {
+    std::shared_ptr<slot> home;
     impl& s;
     redisAsyncContext* ac = nullptr;
-    bool ready = false;  // AUTH, SELECT and SCRIPT LOAD answered
+    bool ready = false;    // AUTH, SELECT and SCRIPT LOAD answered
+    bool closing = false;  // the slot was detached: no reconnection
+    std::string sha;       // of lua_script, from this connection's SCRIPT LOAD
     std::deque<request*> in_flight;
-    net::steady_timer watchdog;  // the oldest request's deadline, or the connect timeout
+    net::steady_timer watchdog;  // the oldest request's deadline
     bool watching = false;
-    net::steady_timer retry;
+    net::steady_timer retry;  // reconnection backoff, or the connect timeout
     std::chrono::milliseconds backoff;
     std::uint64_t generation = 0;  // bumps per context, so stale timer handlers do nothing
     std::string last_error;        // why this context is being torn down, for on_gone
 
-    explicit conn(impl& st)
-        : s(st), watchdog(st.ioc), retry(st.ioc), backoff(st.opts.reconnect_min) {}
+    explicit conn(std::shared_ptr<slot> h)
+        : home(std::move(h)),
+          s(*home->s),
+          watchdog(home->ex),
+          retry(home->ex),
+          backoff(s.opts.reconnect_min) {}
+  };
+
+  // The store's part of one attached event loop.
+  struct slot : std::enable_shared_from_this<slot> {
+    std::shared_ptr<impl> s;
+    net::io_context* loop;
+    detail::redis_strand ex;
+    std::vector<std::shared_ptr<conn>> conns;  // strand only
+    std::size_t next = 0;                      // strand only: round robin over conns
+    bool closing = false;                      // strand only
+    std::size_t ready_conns = 0;               // guarded by impl::m
+
+    slot(std::shared_ptr<impl> st, net::io_context& l)
+        : s(std::move(st)), loop(&l), ex(net::make_strand(l)) {}
   };
 
   options opts;
@@ -237,40 +272,63 @@ struct redis_nonce_store::impl {
   endpoint ep;
   std::string ip;  // the resolved host, numeric
   std::string where;
-  std::string sha;  // of lua_script, from SCRIPT LOAD
-  net::io_context ioc{1};
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
-  std::vector<std::unique_ptr<conn>> conns;
-  std::size_t next = 0;
-  std::atomic<bool> closing{false};
-  std::thread thread;
-  std::thread::id thread_id;
 
-  mutable std::mutex m;  // guards reason and ready_count for readers on other threads
+  // The attached loops. Read on every request (shared), written by attach/detach.
+  mutable std::shared_mutex slots_m;
+  std::vector<std::shared_ptr<slot>> slots;
+  std::atomic<std::size_t> next_slot{0};  // round robin for callers outside every loop
+
+  // Readiness: ready while every attached loop has a ready connection. Lock order: m, then
+  // slots_m (shared); never the other way round.
+  mutable std::mutex m;
   mutable std::condition_variable cv;
   std::string reason;
-  std::size_t ready_count = 0;
+  bool ready = false;
 
-  void set_state(const std::string& why_down) {
-    std::size_t n = 0;
-    for (const auto& c : conns) n += c->ready ? 1 : 0;
+  // Applies `delta` to `sl`'s ready connections (when given) and recomputes readiness; logs
+  // the transitions. `why_down`: the reason to report while not ready (kept when empty).
+  void update_readiness(slot* sl, int delta, const std::string& why_down) {
     {
       std::lock_guard lk(m);
-      const bool was_ready = ready_count > 0;
-      ready_count = n;
-      if (n == 0 && !why_down.empty()) reason = why_down;
-      if (n > 0) reason.clear();
-      if (was_ready != (n > 0)) {
-        if (n > 0)
+      if (sl != nullptr) sl->ready_conns += static_cast<std::size_t>(delta);
+      bool now_ready;
+      bool attached;
+      {
+        std::shared_lock sk(slots_m);
+        attached = !slots.empty();
+        now_ready = attached && std::all_of(slots.begin(), slots.end(),
+                                            [](const auto& x) { return x->ready_conns > 0; });
+      }
+      if (!now_ready && !why_down.empty()) reason = why_down;
+      if (now_ready != ready) {
+        ready = now_ready;
+        if (now_ready)
           log().info("nonce store: redis {} ready", where);
-        else
+        else if (attached)
           log().warn("nonce store: redis {} unavailable: {}", where, reason);
       }
     }
     cv.notify_all();
   }
 
-  // ---- connections ----
+  /// The slot whose loop runs on this thread, else null.
+  std::shared_ptr<slot> local_slot() const {
+    std::shared_lock lk(slots_m);
+    for (const auto& sl : slots)
+      if (sl->loop->get_executor().running_in_this_thread()) return sl;
+    return nullptr;
+  }
+
+  // ---- connections (on the slot's strand) ----
+
+  void set_conn_ready(conn& c, bool r, const std::string& why) {
+    if (c.ready == r) {
+      if (!r) update_readiness(nullptr, 0, why);
+      return;
+    }
+    c.ready = r;
+    update_readiness(c.home.get(), r ? 1 : -1, why);
+  }
 
   static void on_setup_reply(redisAsyncContext* ac, void* r, void* priv) {
     auto* c = static_cast<conn*>(ac->data);
@@ -290,15 +348,14 @@ struct redis_nonce_store::impl {
         redisAsyncFree(ac);
         return;
       }
-      c->s.sha.assign(reply->str, reply->len);
-      c->ready = true;
+      c->sha.assign(reply->str, reply->len);
       c->backoff = c->s.opts.reconnect_min;
-      c->s.set_state({});
+      c->s.set_conn_ready(*c, true, {});
     }
   }
 
   void connect(conn& c) {
-    if (closing.load()) return;
+    if (c.closing) return;
     const std::uint64_t gen = ++c.generation;
     redisAsyncContext* ac = redisAsyncConnect(ip.c_str(), ep.port);
     if (ac == nullptr) return schedule_reconnect(c, "redis: out of memory");
@@ -308,7 +365,9 @@ struct redis_nonce_store::impl {
       return schedule_reconnect(c, why);
     }
     ac->data = &c;
-    if (!detail::redis_asio_attach(ac, ioc, [this, &c, ac] { on_gone(c, ac); })) {
+    if (!detail::redis_asio_attach(ac, c.home->ex, [w = c.weak_from_this(), ac] {
+          if (auto self = w.lock()) self->s.on_gone(*self, ac);
+        })) {
       redisAsyncFree(ac);
       return schedule_reconnect(c, "redis: cannot watch the socket");
     }
@@ -338,9 +397,10 @@ struct redis_nonce_store::impl {
     }
     // Not ready in time (a black-holed address, a Redis that accepts but never answers): retry.
     c.retry.expires_after(opts.connect_timeout);
-    c.retry.async_wait([this, &c, gen](const boost::system::error_code& ec) {
+    c.retry.async_wait([self = c.shared_from_this(), gen](const boost::system::error_code& ec) {
+      conn& c = *self;
       if (ec || c.generation != gen || c.ready || c.ac == nullptr) return;
-      c.last_error = "redis " + where + " not answering (connect timeout)";
+      c.last_error = "redis " + c.s.where + " not answering (connect timeout)";
       redisAsyncFree(c.ac);
     });
   }
@@ -354,7 +414,6 @@ struct redis_nonce_store::impl {
       if (ac->err != 0) why += std::string(": ") + ac->errstr;
     }
     c.ac = nullptr;
-    c.ready = false;
     for (request* r : c.in_flight) {  // normally empty already
       r->finish(nonce_verdict::unavailable);
       release(r);
@@ -362,24 +421,30 @@ struct redis_nonce_store::impl {
     c.in_flight.clear();
     c.watchdog.cancel();
     c.retry.cancel();
-    if (closing.load()) return;
+    if (c.closing) {
+      set_conn_ready(c, false, {});
+      return;
+    }
+    set_conn_ready(c, false, why);
     // Reconnect from a fresh handler, not from inside hiredis's free.
-    net::post(ioc, [this, &c, why] { schedule_reconnect(c, why); });
+    net::post(c.home->ex,
+              [self = c.shared_from_this(), why] { self->s.schedule_reconnect(*self, why); });
   }
 
   void schedule_reconnect(conn& c, const std::string& why) {
-    set_state(why);
-    if (closing.load()) return;
+    if (c.closing) return;
+    update_readiness(nullptr, 0, why);
     const std::uint64_t gen = ++c.generation;
     c.retry.expires_after(c.backoff);
     c.backoff = std::min(c.backoff * 2, opts.reconnect_max);
-    c.retry.async_wait([this, &c, gen](const boost::system::error_code& ec) {
+    c.retry.async_wait([self = c.shared_from_this(), gen](const boost::system::error_code& ec) {
+      conn& c = *self;
       if (ec || c.generation != gen || c.ac != nullptr) return;
-      connect(c);
+      c.s.connect(c);
     });
   }
 
-  // ---- requests ----
+  // ---- requests (on the slot's strand) ----
 
   static void on_reply(redisAsyncContext* ac, void* rp, void* priv) {
     auto* r = static_cast<request*>(priv);
@@ -402,7 +467,7 @@ struct redis_nonce_store::impl {
       r->retried = true;
       if (!r->finished) c->s.send(*c, *r);
     } else {
-      if (!r->finished && reply->type == REDIS_REPLY_ERROR)
+      if (!r->finished && reply->type == REDIS_REPLY_ERROR && c != nullptr)
         c->s.log().warn("nonce store: redis error: {}", std::string_view(reply->str, reply->len));
       r->finish(nonce_verdict::unavailable);
     }
@@ -410,7 +475,7 @@ struct redis_nonce_store::impl {
   }
 
   void send(conn& c, request& r) {
-    const std::string_view sha_or_script = r.retried ? lua_script : std::string_view(sha);
+    const std::string_view sha_or_script = r.retried ? lua_script : std::string_view(c.sha);
     const char rule[1] = {r.rule};
     const char* argv[] = {r.retried ? "EVAL" : "EVALSHA",
                           sha_or_script.data(),
@@ -439,7 +504,8 @@ struct redis_nonce_store::impl {
     if (c.watching || c.in_flight.empty()) return;
     c.watching = true;
     c.watchdog.expires_at(c.in_flight.front()->deadline);
-    c.watchdog.async_wait([this, &c](const boost::system::error_code& ec) {
+    c.watchdog.async_wait([self = c.shared_from_this()](const boost::system::error_code& ec) {
+      conn& c = *self;
       c.watching = false;
       if (ec) return;
       const auto now = clock_type::now();
@@ -451,28 +517,28 @@ struct redis_nonce_store::impl {
         }
       }
       if (late && c.ac != nullptr) {
-        c.last_error = "redis " + where + " did not answer within " +
-                       std::to_string(opts.timeout.count()) + " ms";
+        c.last_error = "redis " + c.s.where + " did not answer within " +
+                       std::to_string(c.s.opts.timeout.count()) + " ms";
         redisAsyncFree(c.ac);  // every pending callback runs (null reply), then on_gone
         return;
       }
-      arm_watchdog(c);
+      c.s.arm_watchdog(c);
     });
   }
 
-  void dispatch(request* r) {
+  void dispatch(slot& sl, request* r) {
     r->refs += 1;  // held here
-    if (closing.load()) {
+    if (sl.closing) {
       r->finish(nonce_verdict::unavailable);
     } else if (clock_type::now() >= r->deadline) {
       r->finish(nonce_verdict::unavailable);  // waited in the queue past its timeout
     } else {
       conn* chosen = nullptr;
-      for (std::size_t i = 0; i < conns.size() && chosen == nullptr; ++i) {
-        conn& c = *conns[(next + i) % conns.size()];
+      for (std::size_t i = 0; i < sl.conns.size() && chosen == nullptr; ++i) {
+        conn& c = *sl.conns[(sl.next + i) % sl.conns.size()];
         if (c.ready && c.ac != nullptr && c.in_flight.size() < opts.max_in_flight) chosen = &c;
       }
-      next = (next + 1) % conns.size();
+      if (!sl.conns.empty()) sl.next = (sl.next + 1) % sl.conns.size();
       if (chosen == nullptr)
         r->finish(nonce_verdict::unavailable);
       else
@@ -480,9 +546,48 @@ struct redis_nonce_store::impl {
     }
     release(r);
   }
+
+  // Ends the slot's connections: their pending requests complete `unavailable` and nothing
+  // reconnects. On the slot's strand; the connections' cancelled timer handlers keep them
+  // alive until they ran.
+  static void teardown(slot& sl) {
+    sl.closing = true;
+    for (auto& c : sl.conns) {
+      c->closing = true;
+      c->retry.cancel();
+      c->watchdog.cancel();
+      if (c->ac != nullptr) redisAsyncFree(c->ac);  // on_gone: no reconnection
+    }
+    sl.conns.clear();
+  }
+
+  /// Takes the slots of `loops` (all when null) out of the attached set and posts their
+  /// teardown to their loops.
+  void detach_slots(std::span<net::io_context* const>* loops) noexcept {
+    std::vector<std::shared_ptr<slot>> gone;
+    {
+      std::unique_lock lk(slots_m);
+      auto keep = slots.begin();
+      for (auto it = slots.begin(); it != slots.end(); ++it) {
+        const bool leaving = loops == nullptr ||
+                             std::find(loops->begin(), loops->end(), (*it)->loop) != loops->end();
+        if (leaving)
+          gone.push_back(std::move(*it));
+        else
+          *keep++ = std::move(*it);
+      }
+      slots.erase(keep, slots.end());
+    }
+    if (gone.empty()) return;
+    update_readiness(nullptr, 0, "redis " + where + ": the store is not attached to an event loop");
+    for (auto& sl : gone) {
+      auto* raw = sl.get();
+      net::post(raw->ex, [sl = std::move(sl)] { teardown(*sl); });
+    }
+  }
 };
 
-redis_nonce_store::redis_nonce_store(options opts) : p_(std::make_unique<impl>()) {
+redis_nonce_store::redis_nonce_store(options opts) : p_(std::make_shared<impl>()) {
   impl& s = *p_;
   s.ep = parse_url(opts.url);
   if (s.ep.password.empty()) s.ep.password = opts.password;
@@ -516,41 +621,48 @@ redis_nonce_store::redis_nonce_store(options opts) : p_(std::make_unique<impl>()
   s.ip = buf;
 
   init_crypto();
-  s.reason = "redis " + s.where + " not connected yet";
-  s.work.emplace(net::make_work_guard(s.ioc));
-  for (std::size_t i = 0; i < s.opts.connections; ++i)
-    s.conns.push_back(std::make_unique<impl::conn>(s));
-  net::post(s.ioc, [&s] {
-    for (auto& c : s.conns) s.connect(*c);
-  });
-  s.thread = std::thread([&s] {
-    for (;;) {
-      try {
-        s.ioc.run();
-        break;
-      } catch (const std::exception& e) {
-        s.log().error("nonce store: redis event loop: {}", e.what());
-      }
-    }
-  });
-  s.thread_id = s.thread.get_id();
+  s.reason = "redis " + s.where + ": the store is not attached to an event loop";
 }
 
 redis_nonce_store::~redis_nonce_store() {
+  p_->detach_slots(nullptr);
+}
+
+void redis_nonce_store::attach(std::span<boost::asio::io_context* const> loops) {
+  if (loops.empty()) return;
   impl& s = *p_;
-  s.closing.store(true);
-  net::post(s.ioc, [&s] {
-    for (auto& c : s.conns) {
-      if (c->ac != nullptr) redisAsyncFree(c->ac);  // pending requests: unavailable
-      c->retry.cancel();
-      c->watchdog.cancel();
+  std::vector<std::shared_ptr<impl::slot>> fresh;
+  // The connections, spread over the loops (at least one each).
+  const std::size_t total = std::max(s.opts.connections, loops.size());
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    if (loops[i] == nullptr) throw std::invalid_argument("redis_nonce_store::attach: null loop");
+    auto sl = std::make_shared<impl::slot>(p_, *loops[i]);
+    const std::size_t n = total / loops.size() + (i < total % loops.size() ? 1 : 0);
+    for (std::size_t k = 0; k < n; ++k) sl->conns.push_back(std::make_shared<impl::conn>(sl));
+    fresh.push_back(std::move(sl));
+  }
+  {
+    std::unique_lock lk(s.slots_m);
+    bool twice = false;
+    for (const auto& sl : fresh)
+      for (const auto& have : s.slots) twice = twice || have->loop == sl->loop;
+    if (twice) {
+      for (auto& sl : fresh) sl->conns.clear();  // each connection holds its slot
+      throw std::logic_error("redis_nonce_store::attach: this event loop is already attached");
     }
-    s.work.reset();
-  });
-  s.thread.join();
-  // Requests posted after the loop ended still get their answer.
-  s.ioc.restart();
-  s.ioc.poll();
+    s.slots.insert(s.slots.end(), fresh.begin(), fresh.end());
+  }
+  s.update_readiness(nullptr, 0, "redis " + s.where + " not connected yet");
+  for (auto& sl : fresh) {
+    auto* raw = sl.get();
+    net::post(raw->ex, [sl = std::move(sl)] {
+      for (auto& c : sl->conns) sl->s->connect(*c);
+    });
+  }
+}
+
+void redis_nonce_store::detach(std::span<boost::asio::io_context* const> loops) noexcept {
+  p_->detach_slots(&loops);
 }
 
 void redis_nonce_store::async_record(std::string_view hotkey, std::string_view uuid,
@@ -591,7 +703,26 @@ void redis_nonce_store::async_record(std::string_view hotkey, std::string_view u
         expires_at_ns / 1'000'000 + 1 + static_cast<std::int64_t>(s.opts.expiry_margin.count());
     r->px = std::to_string(std::max<std::int64_t>(px, 1));
     r->window = std::to_string(s.opts.window);
-    net::post(s.ioc, [&s, r] { s.dispatch(r); });
+
+    // This loop's slot, inline; from outside every loop, one round robin.
+    std::shared_ptr<impl::slot> sl = s.local_slot();
+    const bool local = sl != nullptr;
+    if (!local) {
+      std::shared_lock lk(s.slots_m);
+      if (!s.slots.empty())
+        sl = s.slots[s.next_slot.fetch_add(1, std::memory_order_relaxed) % s.slots.size()];
+    }
+    if (sl == nullptr) {
+      delete r;
+      done(nonce_verdict::unavailable);  // not attached to any loop
+      return;
+    }
+    auto* raw = sl.get();
+    auto job = [sl = std::move(sl), r] { sl->s->dispatch(*sl, r); };
+    if (local)
+      net::dispatch(raw->ex, std::move(job));
+    else
+      net::post(raw->ex, std::move(job));
   } catch (...) {
     if (r != nullptr) delete r;
     done(nonce_verdict::unavailable);
@@ -601,7 +732,12 @@ void redis_nonce_store::async_record(std::string_view hotkey, std::string_view u
 nonce_verdict redis_nonce_store::record(std::string_view hotkey, std::string_view uuid,
                                         std::int64_t nonce, std::int64_t now_ns,
                                         std::int64_t expires_at_ns) noexcept {
-  if (std::this_thread::get_id() == p_->thread_id) return nonce_verdict::unavailable;
+  // Waiting on a thread that runs one of the loops would wait for itself.
+  try {
+    if (p_->local_slot() != nullptr) return nonce_verdict::unavailable;
+  } catch (...) {
+    return nonce_verdict::unavailable;
+  }
   struct waiter {
     std::mutex m;
     std::condition_variable cv;
@@ -621,12 +757,12 @@ nonce_verdict redis_nonce_store::record(std::string_view hotkey, std::string_vie
 
 std::string redis_nonce_store::unavailable_reason() const {
   std::lock_guard lk(p_->m);
-  return p_->ready_count > 0 ? std::string() : p_->reason;
+  return p_->ready ? std::string() : p_->reason;
 }
 
 bool redis_nonce_store::wait_ready(std::chrono::milliseconds within) const {
   std::unique_lock lk(p_->m);
-  return p_->cv.wait_for(lk, within, [&] { return p_->ready_count > 0; });
+  return p_->cv.wait_for(lk, within, [&] { return p_->ready; });
 }
 
 const std::string& redis_nonce_store::where() const noexcept {

@@ -2,6 +2,8 @@
 // persistence, stopped at the end of each test): the same decisions as memory_nonce_store, the
 // replay protection shared between two axons, fail-closed answers (503 + Retry-After) while Redis
 // is down or frozen, recovery without restart, NOSCRIPT recovery, passwords, bounded keys.
+// The store has no thread of its own: the tests attach it to an event loop they run (one shared
+// loop thread, or the test's own thread), and each axon attaches it to its I/O threads' loops.
 // A test that cannot start redis-server fails; it does not skip.
 #include <bt/axon.hpp>
 #include <bt/examples/dummy.hpp>
@@ -15,8 +17,12 @@
 #include "support/dev_keys.hpp"
 #include "support/python_client.hpp"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 
 #include <signal.h>
 #include <stdlib.h>
@@ -24,8 +30,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -111,6 +119,37 @@ class redis_server {
   std::optional<bt::perf::child_process> proc_;
 };
 
+/// An event loop run by a thread of the test for the whole test run: the stores' loop when
+/// no axon runs them (record() from the test's thread waits on it).
+struct loop_thread {
+  boost::asio::io_context ioc{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work =
+      boost::asio::make_work_guard(ioc);
+  std::thread thread{[this] { ioc.run(); }};
+  ~loop_thread() {
+    work.reset();
+    ioc.stop();
+    thread.join();
+  }
+};
+
+boost::asio::io_context& test_loop() {
+  static loop_thread loop;
+  return loop.ioc;
+}
+
+void attach_to_test_loop(bt::nonce_store& s) {
+  boost::asio::io_context* loops[] = {&test_loop()};
+  s.attach(loops);
+}
+
+/// Threads of this process now.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
 std::shared_ptr<bt::redis_nonce_store> make_store(const std::string& url, bt::nonce_rule rule,
                                                   std::string prefix = "bt:nonce:",
                                                   std::size_t window = 256) {
@@ -121,6 +160,9 @@ std::shared_ptr<bt::redis_nonce_store> make_store(const std::string& url, bt::no
   o.window = window;
   o.reconnect_max = 200ms;  // tests wait for recovery
   auto s = std::make_shared<bt::redis_nonce_store>(o);
+  CHECK_FALSE(s->wait_ready(0ms));  // not attached yet: not ready, says so
+  CHECK(s->unavailable_reason().find("not attached") != std::string::npos);
+  attach_to_test_loop(*s);
   REQUIRE(s->wait_ready(5s));
   return s;
 }
@@ -131,10 +173,15 @@ void double_it(dummy& s, const bt::request_context&) {
 
 std::unique_ptr<bt::axon> make_axon(std::shared_ptr<bt::nonce_store> store) {
   auto o = bt::axon_options::loopback();
+  const auto store_reason = [store] { return store->unavailable_reason(); };
   o.nonces = std::move(store);
   auto ax = std::make_unique<bt::axon>(bob(), std::move(o));
   ax->attach<dummy>(double_it);
   ax->start();
+  // The axon attached the store to its I/O loops too; ready once they have a connection each.
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  while (!store_reason().empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(5ms);
   return ax;
 }
 
@@ -351,10 +398,116 @@ TEST_CASE("redis store: password in the URL or BT_REDIS_PASSWORD, a wrong one is
   bt::redis_nonce_store::options o;
   o.url = "redis://:wrong-" + pw + "@" + at;
   bt::redis_nonce_store wrong(o);
+  attach_to_test_loop(wrong);
   CHECK_FALSE(wrong.wait_ready(500ms));
   CHECK(wrong.record("hk", "u", now + 1, now, now + 10 * second) == nonce_verdict::unavailable);
   const std::string why = wrong.unavailable_reason();
   INFO(why);
   CHECK(why.find("AUTH failed") != std::string::npos);
   CHECK(why.find(pw) == std::string::npos);
+}
+
+TEST_CASE("redis store: no thread of its own, it runs on the loop it is attached to",
+          "[axon][redis]") {
+  redis_server redis;
+  const std::size_t threads_before = thread_count();
+  bt::redis_nonce_store::options o;
+  o.url = redis.url();
+  o.rule = bt::nonce_rule::unique;
+  o.connections = 3;  // all on the one loop
+  auto store = std::make_shared<bt::redis_nonce_store>(o);
+  CHECK(thread_count() == threads_before);
+
+  // The loop is run by this thread only.
+  boost::asio::io_context ioc(1);
+  boost::asio::io_context* loops[] = {&ioc};
+  store->attach(loops);
+  CHECK_THROWS_AS(store->attach(loops), std::logic_error);  // one attachment per loop
+  const auto run_until = [&](const auto& done) {
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (!done() && std::chrono::steady_clock::now() < until) {
+      ioc.restart();  // run_for() leaves the context stopped when it ran out of work
+      ioc.run_for(5ms);
+    }
+    return done();
+  };
+  REQUIRE(run_until([&] { return store->unavailable_reason().empty(); }));
+
+  struct answer {
+    std::optional<nonce_verdict> v;
+    std::thread::id on;
+    static void complete(void* arg, nonce_verdict v) noexcept {
+      auto& a = *static_cast<answer*>(arg);
+      a.v = v;
+      a.on = std::this_thread::get_id();
+    }
+  };
+  const std::int64_t now = bt::test::now_ns();
+  std::vector<answer> answers(40);
+  // Issued from inside the loop, as an axon's I/O thread does: answered on this thread.
+  boost::asio::post(ioc, [&] {
+    for (std::size_t i = 0; i < answers.size(); ++i)
+      store->async_record("hk", "u", now + static_cast<std::int64_t>(i % 20), now,
+                          now + 10 * second, bt::nonce_completion{&answer::complete, &answers[i]});
+  });
+  REQUIRE(run_until([&] {
+    return std::all_of(answers.begin(), answers.end(), [](const answer& a) { return a.v; });
+  }));
+  int accepted = 0, replayed = 0;
+  for (const answer& a : answers) {
+    CHECK(a.on == std::this_thread::get_id());
+    accepted += *a.v == nonce_verdict::accepted;
+    replayed += *a.v == nonce_verdict::replayed;
+  }
+  CHECK(accepted == 20);  // 20 distinct nonces, each sent twice
+  CHECK(replayed == 20);
+
+  // A blocking record() on the loop's own thread would wait for itself: refused at once.
+  std::optional<nonce_verdict> blocking;
+  boost::asio::post(ioc, [&] { blocking = store->record("hk", "u2", now, now, now + second); });
+  REQUIRE(run_until([&] { return blocking.has_value(); }));
+  CHECK(*blocking == nonce_verdict::unavailable);
+
+  CHECK(thread_count() == threads_before);
+
+  // Detached: not ready, and nothing of the store is left on the loop (run() returns), which is
+  // what lets an axon's I/O threads end after stop().
+  store->detach(loops);
+  CHECK_FALSE(store->unavailable_reason().empty());
+  ioc.restart();
+  ioc.run_for(10s);
+  CHECK(ioc.stopped());  // ran out of work, not out of time
+  answer after;
+  store->async_record("hk", "u", now + 100, now, now + second,
+                      bt::nonce_completion{&answer::complete, &after});
+  CHECK(after.v == nonce_verdict::unavailable);  // not attached: answered at once
+  CHECK(thread_count() == threads_before);
+}
+
+TEST_CASE("redis store: an axon attaches it at start and detaches it at stop", "[axon][redis]") {
+  redis_server redis;
+  bt::redis_nonce_store::options ro;
+  ro.url = redis.url();
+  auto store = std::make_shared<bt::redis_nonce_store>(ro);
+  std::ostringstream log_text;
+  auto o = bt::axon_options::loopback();
+  o.nonces = store;
+  o.logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
+  o.logger->set_level(spdlog::level::info);
+  auto ax = std::make_unique<bt::axon>(bob(), std::move(o));
+  ax->attach<dummy>(double_it);
+  CHECK_FALSE(store->wait_ready(0ms));
+  ax->start();
+  REQUIRE(store->wait_ready(5s));
+  const std::uint16_t port = ax->port();
+  for (int i = 0; i < 20; ++i)
+    CHECK(roundtrip(port, dummy_request(port, bt::test::now_ns()).wire(port)).status == 200);
+  ax->stop();
+  // Detached by stop(): the I/O threads ran out of work by themselves (no escalation).
+  CHECK_FALSE(store->unavailable_reason().empty());
+  const std::string text = log_text.str();
+  INFO(text);
+  CHECK(text.find("axon: stopped") != std::string::npos);
+  CHECK(text.find("I/O still busy") == std::string::npos);
 }

@@ -18,8 +18,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace bt {
 
@@ -73,6 +78,16 @@ class nonce_store {
   /// answer (at most its timeout): the axon never calls record() on such a store.
   virtual nonce_verdict record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
                                std::int64_t now_ns, std::int64_t expires_at_ns) noexcept = 0;
+
+  /// The event loops a store that does I/O runs on (it has no thread of its own). bt::axon calls
+  /// attach() with its I/O threads' io_contexts in start(), before they run, and detach() with
+  /// the same loops in stop(), while they still run (after the last request, before the threads
+  /// return). A program using a store without an axon attaches it to loops it runs itself. A
+  /// store may be attached to several sets of loops at once (two axons sharing it); detach()
+  /// ends the store's use of exactly the loops given, without blocking: what it still had
+  /// pending there completes on those loops. Default: nothing (the in-memory store needs none).
+  virtual void attach(std::span<boost::asio::io_context* const> loops) { (void)loops; }
+  virtual void detach(std::span<boost::asio::io_context* const> loops) noexcept { (void)loops; }
 
   /// Readiness: empty while the store answers, else a short human-readable reason (e.g. "redis
   /// unreachable: connection refused"), for a readiness probe. Never contains secrets. Callable

@@ -16,11 +16,15 @@
 // is nonce_verdict::unavailable (the axon answers 503 with Retry-After); nothing is accepted
 // that Redis did not record. A connection that times out is dropped; every connection reconnects
 // by itself with exponential backoff (`reconnect_min` .. `reconnect_max`), and the store serves
-// again as soon as one is back. unavailable_reason() says why while no connection is ready.
+// again as soon as one is back. unavailable_reason() says why while the store is not ready
+// (some attached loop has no ready connection, or none is attached).
 //
-// Driven by Asio: the hiredis asynchronous contexts are watched by an Asio event loop (one thread
-// owned by the store, since the axon's own I/O contexts exist only once it has started); no
-// thread per request, and no call of async_record() ever blocks.
+// Driven by the caller's Asio event loops, with no thread of its own: bt::axon attaches the store
+// to its I/O threads' io_contexts when it starts (nonce_store::attach) and detaches it when it
+// stops. Each attached loop gets its own Redis connections (a strand each loop), so a request is
+// sent, answered and resumed on the I/O thread that read it: no thread hand-off, no thread per
+// request, and async_record() never blocks. Until it is attached the store is not ready and
+// answers `unavailable`.
 #pragma once
 
 #include <bt/nonce_store.hpp>
@@ -66,7 +70,9 @@ class redis_nonce_store final : public nonce_store {
     std::size_t window = 256;
     /// Per operation: from async_record() to Redis's answer. Past it: unavailable (503).
     std::chrono::milliseconds timeout{50};
-    /// Connections to Redis (at least 1), used round robin; requests are pipelined on each.
+    /// Connections to Redis per attach() (at least 1, at most 64), spread over the attached
+    /// loops with at least one each (so max(connections, loops) in all); a loop's requests use
+    /// its own connections round robin, pipelined on each.
     std::size_t connections = 2;
     /// Requests in flight per connection; beyond, the next is answered unavailable at once.
     std::size_t max_in_flight = 4096;
@@ -83,26 +89,36 @@ class redis_nonce_store final : public nonce_store {
     std::shared_ptr<spdlog::logger> logger;
   };
 
-  /// Parses the URL and resolves its host (may block briefly: call at startup), then starts
-  /// connecting in the background (does not wait: see wait_ready()). Throws
-  /// std::invalid_argument for a bad URL, prefix or unresolvable host.
+  /// Parses the URL and resolves its host (may block briefly: call at startup). Connects only
+  /// once attached to an event loop (see attach(), wait_ready()). Throws std::invalid_argument
+  /// for a bad URL, prefix or unresolvable host.
   explicit redis_nonce_store(options opts);
-  /// Every request still in flight completes with `unavailable`.
+  /// Detaches from every loop still attached: each request still in flight there completes
+  /// with `unavailable`, on its loop. Destroy the store (or detach it) while its loops still
+  /// run; otherwise its connections stay open until the process ends.
   ~redis_nonce_store() override;
   redis_nonce_store(const redis_nonce_store&) = delete;
   redis_nonce_store& operator=(const redis_nonce_store&) = delete;
+
+  /// Starts connecting on each of `loops` (the connections spread over them, at least one
+  /// each). Throws std::logic_error if one of them is already attached.
+  void attach(std::span<boost::asio::io_context* const> loops) override;
+  /// Closes the connections on `loops` (from a handler posted to each: call while they run).
+  void detach(std::span<boost::asio::io_context* const> loops) noexcept override;
 
   bool answers_inline() const noexcept override { return false; }
   void async_record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
                     std::int64_t now_ns, std::int64_t expires_at_ns,
                     nonce_completion done) noexcept override;
   /// Blocks until the answer (at most about `timeout`). For tools and tests; never called by the
-  /// axon. `unavailable` when called on the store's own thread.
+  /// axon. `unavailable` at once when called on a thread that runs one of the attached loops
+  /// (it would wait for itself) or when not attached.
   nonce_verdict record(std::string_view hotkey, std::string_view uuid, std::int64_t nonce,
                        std::int64_t now_ns, std::int64_t expires_at_ns) noexcept override;
   std::string unavailable_reason() const override;
 
-  /// Waits until a connection is ready or `within` passed; returns whether one is.
+  /// Waits until every attached loop has a ready connection or `within` passed; returns
+  /// whether that is so (false while not attached).
   bool wait_ready(std::chrono::milliseconds within) const;
 
   /// "host:port/db" (never the password), for logs.
@@ -110,7 +126,7 @@ class redis_nonce_store final : public nonce_store {
 
  private:
   struct impl;
-  std::unique_ptr<impl> p_;
+  std::shared_ptr<impl> p_;  // shared with the handlers pending on the loops
 };
 
 }  // namespace bt
