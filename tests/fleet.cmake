@@ -8,4 +8,15 @@ if(BT_BUILD_TOOLS AND TARGET bt-axon AND TARGET bt-dendrite)
            COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/fleet/fleet_test.sh
                    $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-dendrite>)
   set_tests_properties("fleet: three axons behind HAProxy" PROPERTIES TIMEOUT 180 LABELS fleet)
+  # Failures under load (tests/fleet/fleet_lib.sh drives them): an axon SIGKILLed, taken out by
+  # HAProxy's health checks, no request answered twice; Redis SIGKILLed, every axon answering 503
+  # and not ready within 1 s, nothing accepted unrecorded, service back once Redis is.
+  add_test(NAME "fleet: an axon killed during load"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/fleet/fleet_kill_test.sh
+                   $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-dendrite>)
+  add_test(NAME "fleet: Redis stopped during load"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/fleet/fleet_redis_test.sh
+                   $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-dendrite>)
+  set_tests_properties("fleet: an axon killed during load" "fleet: Redis stopped during load"
+                       PROPERTIES TIMEOUT 180 LABELS fleet RUN_SERIAL ON)
 endif()
