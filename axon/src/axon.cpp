@@ -202,6 +202,13 @@ axon::axon(keypair hotkey, axon_options opts)
 
 axon::~axon() {
   stop();
+  // Threads stop() abandoned still run handlers that touch the routes, the metrics and the
+  // pool: they take the state over, and the last of them destroys it (never this thread).
+  if (impl_->pool) {
+    std::shared_ptr<void> state(impl_.release(), [](void* p) { delete static_cast<impl*>(p); });
+    auto* pool = static_cast<impl*>(state.get())->pool.get();
+    pool->hand_over_to_abandoned(state);  // else `state` is destroyed here
+  }
 }
 
 void axon::add_route(detail::route_spec r) {
@@ -378,12 +385,12 @@ void axon::stop() {
     });
   }
   // 2. Idle connections close now; busy ones after answering their current request.
+  const auto drain_deadline = std::chrono::steady_clock::now() + s.opts.drain_timeout;
   s.for_each_connection([](detail::connection& c) { c.notify_stop(); });
   bool drained;
   {
     std::unique_lock lk(s.conns_m);
-    drained =
-        s.conns_cv.wait_for(lk, s.opts.drain_timeout, [&] { return s.conn_count.load() == 0; });
+    drained = s.conns_cv.wait_until(lk, drain_deadline, [&] { return s.conn_count.load() == 0; });
   }
   // 3. Past the drain deadline: cut what is left; handlers see cancelled().
   if (!drained) {
@@ -395,8 +402,27 @@ void axon::stop() {
   }
   // The admin listener answered /readyz "draining" until here; it closes with the connections.
   if (s.admin) s.admin->stop();
-  // 4. Workers: nothing new can arrive; a handler still running after a grace period is abandoned.
-  if (s.pool) s.pool->stop(drained ? std::chrono::seconds(5) : std::chrono::seconds(1));
+  // 4. Workers: nothing new can arrive. A handler whose request is answered (408) or cut may run
+  //    until the drain deadline, one told to stop (cancelled()) for a grace period of 1 s;
+  //    then it is abandoned (its thread detached, its result dropped) and named in the log.
+  if (s.pool) {
+    const std::chrono::steady_clock::duration grace =
+        drained ? std::max(drain_deadline - std::chrono::steady_clock::now(),
+                           std::chrono::steady_clock::duration::zero())
+                : std::chrono::seconds(1);
+    for (const auto& job : s.pool->stop(grace)) {
+      const auto* r = static_cast<const detail::request_job&>(*job).r;
+      s.abandoned.push_back(r ? r->name() : std::string("?"));
+    }
+    if (!s.abandoned.empty()) {
+      std::string names;
+      for (const auto& n : s.abandoned) names += (names.empty() ? "" : ", ") + n;
+      s.log->warn(
+          "axon: {} handler(s) still running at the drain deadline were abandoned (their "
+          "results are dropped): {}",
+          s.abandoned.size(), names);
+    }
+  }
   // No request is left to record: the store's connections on our loops close now, while the
   // loops still run.
   {
@@ -438,6 +464,10 @@ void axon::run(const std::function<void(axon&)>& on_listening) {
 
 bool axon::running() const noexcept {
   return impl_->running.load();
+}
+
+std::vector<std::string> axon::abandoned_handlers() const {
+  return impl_->abandoned;
 }
 
 axon_info axon::info() const {

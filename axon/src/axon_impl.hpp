@@ -90,6 +90,8 @@ struct axon::impl {
   std::atomic<bool> started{false};
   std::atomic<bool> running{false};
   std::atomic<bool> stopping{false};
+  // Routes of the handlers stop() abandoned (axon::abandoned_handlers()); written by stop().
+  std::vector<std::string> abandoned;
 
   // I/O threads that have not returned from ioc.run() yet (stop() waits on it with a deadline).
   std::mutex threads_m;

@@ -48,6 +48,13 @@ struct worker_pool::core {
   std::shared_mutex abandon_m;
   bool abandoned = false;
   std::unique_ptr<std::atomic<bool>[]> in_handler;
+  // By worker index (m): the job a worker runs (valid while in_handler), and whether stop()
+  // abandoned the thread. Weak: a job is destroyed by its worker, never under m (a job's
+  // destructor may return its queue slot, which takes m).
+  std::vector<std::weak_ptr<pool_job>> running;
+  std::vector<bool> detached;
+  std::size_t abandoned_running = 0;  // abandoned threads not finished yet (m)
+  std::shared_ptr<void> owner;        // hand_over_to_abandoned(); the last of them releases it
   std::vector<std::thread> threads;
 };
 
@@ -67,6 +74,8 @@ worker_pool::worker_pool(std::size_t threads, std::size_t capacity)
     : core_(std::make_shared<core>()), thread_count_(std::max<std::size_t>(threads, 1)) {
   core_->capacity = capacity;
   core_->in_handler = std::make_unique<std::atomic<bool>[]>(thread_count_);
+  core_->running.resize(thread_count_);
+  core_->detached.resize(thread_count_);
   core_->threads.reserve(thread_count_);
   for (std::size_t i = 0; i < thread_count_; ++i)
     core_->threads.emplace_back(worker_main, core_, i);
@@ -115,10 +124,12 @@ std::size_t worker_pool::busy() const {
   return core_->busy;
 }
 
-void worker_pool::stop(std::chrono::steady_clock::duration grace) {
+std::vector<std::shared_ptr<pool_job>> worker_pool::stop(
+    std::chrono::steady_clock::duration grace) {
   auto& c = *core_;
+  std::vector<std::shared_ptr<pool_job>> stuck;
   std::unique_lock lk(c.m);
-  if (c.threads.empty()) return;  // already stopped
+  if (c.threads.empty()) return stuck;  // already stopped
   c.closing = true;
   c.work_cv.notify_all();
   const bool drained =
@@ -134,13 +145,32 @@ void worker_pool::stop(std::chrono::steady_clock::duration grace) {
   }
   for (std::size_t i = 0; i < threads.size(); ++i) {
     // A thread still inside a handler after the grace period is left to finish on its own; it
-    // holds `core` alive and exits without completing its job.
-    if (!drained && c.in_handler[i].load()) {
+    // holds `core` alive and exits without completing its job. (in_handler is read under m so
+    // that the count and the list agree with what the thread sees when it finishes.)
+    bool abandon = false;
+    if (!drained) {
+      std::lock_guard g(c.m);
+      abandon = c.in_handler[i].load();
+      if (abandon) {
+        c.detached[i] = true;
+        ++c.abandoned_running;
+        if (auto job = c.running[i].lock()) stuck.push_back(std::move(job));
+      }
+    }
+    if (abandon) {
       threads[i].detach();
     } else {
       threads[i].join();
     }
   }
+  return stuck;
+}
+
+bool worker_pool::hand_over_to_abandoned(std::shared_ptr<void>& owner) {
+  std::lock_guard lk(core_->m);
+  if (core_->abandoned_running == 0) return false;
+  core_->owner = std::move(owner);
+  return true;
 }
 
 namespace {
@@ -156,20 +186,30 @@ void worker_main(std::shared_ptr<worker_pool::core> c, std::size_t index) {
       job = c->queue.pop();
       ++c->busy;
       c->in_handler[index].store(true);
+      c->running[index] = job;
     }
     job->run();
     {
       std::shared_lock al(c->abandon_m);
       // Once abandoned the I/O side may be destroyed: drop the result. (Jobs hold no I/O
       // objects, so destroying one afterwards is safe.)
-      if (c->abandoned) return;
-      job->complete(job);
+      if (!c->abandoned) job->complete(job);
     }
-    job.reset();
-    std::lock_guard lk(c->m);
-    c->in_handler[index].store(false);
-    --c->busy;
-    if (c->busy == 0 && c->queue.empty()) c->idle_cv.notify_all();
+    job.reset();  // outside m: its destructor may return its queue slot
+    std::shared_ptr<void> owner;
+    {
+      std::lock_guard lk(c->m);
+      c->in_handler[index].store(false);
+      --c->busy;
+      if (c->busy == 0 && c->queue.empty()) c->idle_cv.notify_all();
+      // stop() abandoned this thread (it may have looked just before we got here): the job is
+      // gone, so the last such thread releases what the jobs touched.
+      if (c->detached[index]) {
+        if (--c->abandoned_running == 0) owner = std::move(c->owner);
+        return;  // `owner` is released after the lock (it may own the pool, not `core`: this
+                 // thread keeps `core` alive until it ends)
+      }
+    }
   }
 }
 

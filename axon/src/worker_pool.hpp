@@ -71,8 +71,15 @@ class worker_pool {
 
   /// Stops taking work, lets queued and running jobs finish for up to `grace`, then drops the
   /// queued ones and abandons (detaches) threads still inside a handler: a hung handler cannot
-  /// hang shutdown. Abandoned jobs are never completed. Idempotent.
-  void stop(std::chrono::steady_clock::duration grace);
+  /// hang shutdown. Abandoned jobs are never completed. Returns the jobs of the abandoned
+  /// threads (empty when every job finished in time, and on a second call). Idempotent.
+  std::vector<std::shared_ptr<pool_job>> stop(std::chrono::steady_clock::duration grace);
+
+  /// Ownership of what abandoned jobs still touch (their route, the axon's state): when a thread
+  /// stop() abandoned is still running, takes `owner` and returns true; the last abandoned
+  /// thread to finish releases it, after its job is destroyed. Returns false (and leaves
+  /// `owner` to the caller) when none is running any more.
+  bool hand_over_to_abandoned(std::shared_ptr<void>& owner);
 
   std::size_t queued() const;
   /// Workers inside a job now (for metrics; takes the pool's mutex, so not for the hot path).

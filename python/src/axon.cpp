@@ -10,7 +10,8 @@
 // return value that is neither None nor a synapse of the route's type, is answered
 // 500 "Internal Server Error #<id>" and logged with its traceback on the logger "bittensor_cpp";
 // the axon keeps serving. The request's deadline answers 408 whether or not Python returned
-// (an async forward is then cancelled; a plain one runs on, its result discarded).
+// (an async forward is then cancelled; a plain one runs on, its result discarded). stop() does
+// not wait for a plain forward past drain_timeout: it is abandoned and named in a warning.
 #include "common.hpp"
 
 #include <bt/axon.hpp>
@@ -380,14 +381,32 @@ class py_axon {
     ax_->start();
   }
 
+  /// Bounded by drain_timeout (plus grace periods of about a second): a plain handler that has
+  /// not returned by then is abandoned by bt::axon::stop() and named in a warning on the logger
+  /// "bittensor_cpp". Its worker thread keeps the route (and so the Python callables) alive
+  /// until it returns: bt::axon's destructor hands its state to that thread.
   void stop() {
     if (ax_) {
+      std::vector<std::string> abandoned;
       {
         py::gil_scoped_release r;
         ax_->stop();
-        ax_.reset();  // drops the routes' std::functions; their Python objects take the GIL
+        abandoned = ax_->abandoned_handlers();
+        ax_.reset();  // drops the routes' std::functions (unless a stuck handler holds them);
+                      // their Python objects take the GIL
       }
       routes_.clear();
+      if (!abandoned.empty()) {
+        py::list names;
+        for (const auto& n : abandoned) names.append(n);
+        py::module_::import("logging")
+            .attr("getLogger")("bittensor_cpp")
+            .attr("warning")(
+                "Axon.stop(): %d handler(s) had not returned by the drain deadline and were "
+                "abandoned (their results are dropped; each keeps its worker thread until it "
+                "returns): %s",
+                names.size(), py::str(", ").attr("join")(names));
+      }
     }
     if (own_loop_ && loop_.obj) {
       if (loop_thread_.obj) {
@@ -466,7 +485,10 @@ class ForwardError(Exception):
            "Replaces the blacklist and priority of an attached route, e.g. the built-in "
            "'Synapse' ping. Before start().")
       .def("start", &py_axon::start)
-      .def("stop", &py_axon::stop, "Drains in-flight requests, then stops; idempotent.")
+      .def("stop", &py_axon::stop,
+           "Drains in-flight requests for up to drain_timeout, then stops; a plain handler "
+           "still running is abandoned (named in a warning on the 'bittensor_cpp' logger), not "
+           "waited for. Idempotent.")
       .def("info", [](py_axon& a) { return a.get().info(); })
       .def_property_readonly("port", [](py_axon& a) { return a.get().port(); })
       .def_property_readonly("running", &py_axon::running)

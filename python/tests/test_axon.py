@@ -1,11 +1,14 @@
 """The module's Axon with Python handlers, queried by the module's Dendrite: plain and async
 handlers, handler exceptions and wrong return types (500, the axon keeps serving), a handler
-that never returns (408), blacklist and priority, type checks of request values (400), and
+that never returns (408; stop() bounded and the stuck worker's state kept alive), blacklist and priority, type checks of request values (400), and
 bad options."""
 import asyncio
 import logging
+import subprocess
+import sys
 import threading
 import typing
+import weakref
 
 import pytest
 
@@ -134,6 +137,71 @@ def test_never_returning_handlers_are_408(bob, dendrite, Dummy):
             assert wait_until(cancelled.is_set, 10), "the async handler was not cancelled"
         finally:
             release.set()
+
+
+def test_stop_is_bounded_by_a_stuck_plain_handler(bob, dendrite, Dummy, caplog):
+    """A plain handler that does not return: stop() returns after drain_timeout, names the
+    route in a warning, and the stuck worker keeps what it touches alive until it returns (the
+    route's callables are released then, not before)."""
+    release = threading.Event()
+    entered = threading.Event()
+    returned = threading.Event()
+
+    def forward(s):
+        entered.set()
+        release.wait(120)
+        s.dummy_output = 1  # touches the request's synapse after stop() returned
+        returned.set()
+
+    alive = weakref.ref(forward)
+    ax = bt.Axon(bob, drain_timeout=1.0)
+    ax.attach(Dummy, forward)
+    del forward
+    try:
+        with caplog.at_level(logging.WARNING, logger="bittensor_cpp"):
+            ax.start()
+            r = dendrite.query(ax.info(), Dummy(dummy_input=1), timeout=1.0)
+            assert r.dendrite.status_code == 408 and entered.is_set()
+            stopper = threading.Thread(target=ax.stop)
+            stopper.start()
+            stopper.join(60)  # a bound against a hang, not a timing assertion
+            assert not stopper.is_alive(), "Axon.stop() waited for the stuck handler"
+        assert not ax.running and not returned.is_set()
+        warned = [rec for rec in caplog.records if "abandoned" in rec.getMessage()]
+        assert len(warned) == 1 and "Dummy" in warned[0].getMessage()
+        assert alive() is not None  # held by the stuck worker's route
+    finally:
+        release.set()
+    assert returned.wait(30)
+    assert wait_until(lambda: alive() is None, 30), "the abandoned route was never released"
+    # The process is fine and a new axon serves.
+    ax2 = bt.Axon(bob)
+    ax2.attach(Dummy, lambda s: setattr(s, "dummy_output", 2))
+    with ax2:
+        assert dendrite.query(ax2.info(), Dummy(dummy_input=1), timeout=10).dummy_output == 2
+
+
+EXIT_WITH_STUCK_HANDLER = """
+import threading, bittensor_cpp as bt
+Dummy = bt.SynapseType("Dummy", {"dummy_input": int})
+stuck = threading.Event()
+ax = bt.Axon(bt.Keypair.from_uri("//Bob"), drain_timeout=0.5)
+ax.attach(Dummy, lambda s: stuck.wait(60))
+ax.start()
+with bt.Dendrite(bt.Keypair.from_uri("//Alice")) as d:
+    assert d.query(ax.info(), Dummy(dummy_input=1), timeout=1.0).dendrite.status_code == 408
+ax.stop()
+print("stopped", flush=True)
+"""
+
+
+def test_process_exits_with_an_abandoned_handler():
+    """The interpreter exits (status 0, no crash) while a handler stop() abandoned still waits."""
+    p = subprocess.run([sys.executable, "-c", EXIT_WITH_STUCK_HANDLER], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "stopped\n"
+    assert "abandoned" in p.stderr and "Dummy" in p.stderr
 
 
 def test_blacklist_and_priority(bob, alice, dendrite, Dummy):

@@ -1,5 +1,6 @@
 // bt::axon::stop(): stop accepting, close idle connections, let in-flight requests finish (each
-// answered exactly once) up to the drain deadline, then cut the rest and tell their handlers.
+// answered exactly once) up to the drain deadline, then cut the rest and tell their handlers; a
+// handler that still does not return is abandoned, and the axon's state outlives it.
 #include <bt/axon.hpp>
 
 #include <bt/examples/dummy.hpp>
@@ -115,6 +116,57 @@ TEST_CASE("past the drain deadline, stop() cuts connections and cancels handlers
   CHECK(saw_cancel);
   // The request was abandoned, never answered (and never answered twice).
   CHECK_FALSE(c.try_read(5s).has_value());
+}
+
+TEST_CASE("a plain handler that never returns: stop() returns, names it, and the state lives on",
+          "[axon][shutdown]") {
+  bt::axon_options o = bt::axon_options::loopback();
+  o.drain_timeout = 300ms;
+  // Static: the abandoned thread touches them after this test case returns.
+  static bt::test::event entered, release, returned;
+  static std::atomic<bool> route_state_destroyed{false};
+  // Owned by the route's handler: destroyed with the axon's state.
+  auto state = std::shared_ptr<int>(new int(5), [](int* p) {
+    delete p;
+    route_state_destroyed = true;
+  });
+  auto ax = std::make_unique<bt::axon>(bob(), o);
+  ax->attach<dummy>([state](dummy& s, const bt::request_context&) {
+    entered.set();
+    release.wait_for(60s);    // ignores cancelled(): "never" returns while the axon stops
+    s.dummy_output = *state;  // the request's synapse and the route's state, after stop()
+    returned.set();
+  });
+  state.reset();
+  ax->start();
+  raw_client c(ax->port());
+  c.send(request_for(*ax, 1, 1.0));
+  REQUIRE(entered.wait_for(10s));
+  CHECK(c.read(10s).status == 408);  // the deadline answers; the handler runs on
+  auto stopped = std::async(std::launch::async, [&] { ax->stop(); });
+  // A bound against a hang (stop() waited for the handler's 60 s before), not a timing check.
+  REQUIRE(stopped.wait_for(20s) == std::future_status::ready);
+  stopped.get();
+  CHECK_FALSE(ax->running());
+  CHECK(ax->abandoned_handlers() == std::vector<std::string>{"Dummy"});
+  ax.reset();  // the stuck worker now owns the axon's state
+  CHECK_FALSE(route_state_destroyed.load());
+  CHECK_FALSE(returned.is_set());
+  release.set();
+  REQUIRE(returned.wait_for(10s));
+  // Released by the worker after its job, with nothing to wait on: poll.
+  CHECK(bt::test::poll_until([] { return route_state_destroyed.load(); }, 10s));
+}
+
+TEST_CASE("stop() with every handler returned abandons none", "[axon][shutdown]") {
+  auto ax = std::make_unique<bt::axon>(bob(), bt::axon_options::loopback());
+  ax->attach<dummy>([](dummy& s) { s.dummy_output = 1; });
+  ax->start();
+  raw_client c(ax->port());
+  c.send(request_for(*ax, 6));
+  CHECK(c.read().status == 200);
+  ax->stop();
+  CHECK(ax->abandoned_handlers().empty());
 }
 
 TEST_CASE("stop() from a handler is refused instead of deadlocking", "[axon][shutdown]") {

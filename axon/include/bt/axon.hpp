@@ -172,7 +172,8 @@ class axon {
   /// `hotkey` must hold its secret (error responses are signed) unless
   /// options.sign_error_responses is false. The base `Synapse` ping route is attached.
   explicit axon(keypair hotkey, axon_options opts = {});
-  /// Stops (as stop()) if still running.
+  /// Stops (as stop()) if still running. With handlers abandoned by stop() still running, the
+  /// axon's state is released by the last of them when it returns, not here.
   ~axon();
   axon(const axon&) = delete;
   axon& operator=(const axon&) = delete;
@@ -239,7 +240,10 @@ class axon {
 
   /// Graceful shutdown: stops accepting, closes idle connections, lets in-flight requests finish
   /// (each answered once) up to options.drain_timeout, then cuts the remaining connections, tells
-  /// their handlers to stop (cancelled()) and joins the threads. Blocks until done; idempotent.
+  /// their handlers to stop (cancelled()) and joins the threads. A plain handler still running
+  /// after that (plus a grace period of 1 s once told to stop) is abandoned and logged
+  /// (abandoned_handlers()), so stop() never waits for a handler that does not return. Blocks
+  /// until done; idempotent.
   /// Must not be called from a handler or an I/O thread (throws std::logic_error).
   void stop();
 
@@ -252,6 +256,12 @@ class axon {
 
   /// True between a successful start() and stop().
   bool running() const noexcept;
+
+  /// After stop(): the route (synapse name) of each plain handler that had not returned by the
+  /// drain deadline, which stop() abandoned on its worker thread; empty when every handler
+  /// returned. Such a handler runs on; when it returns, its result is dropped, and the axon's
+  /// state it may touch stays alive until then (the destructor hands it to that thread).
+  std::vector<std::string> abandoned_handlers() const;
 
   /// AxonInfo as validators should see it (version, ip, port, ip_type, hotkey, coldkey, protocol
   /// 4).
