@@ -586,7 +586,9 @@ void dendrite_state::shutdown() {
 
 /// Completes a type-erased handler on its own executor, keeping that executor's work count up
 /// while the operation runs (so a caller's io_context.run() does not return early), and
-/// clearing the handler's cancellation slot before it runs (Asio's rule).
+/// clearing the handler's cancellation slot before it runs (Asio's rule). The slot is cleared on
+/// the handler's executor too: a caller that emits the signal there (a strand it bound the
+/// handler to) never races the clear, whichever dendrite thread finished the call.
 struct dendrite_completion {
   net::any_completion_handler<void()> handler;
   net::any_completion_executor work;
@@ -599,10 +601,11 @@ struct dendrite_completion {
         slot(net::get_associated_cancellation_slot(handler)) {}
 
   void complete() {
-    if (slot.is_connected()) slot.clear();
-    auto h = std::move(handler);
     auto ex = std::move(work);
-    net::dispatch(ex, std::move(h));
+    net::dispatch(ex, [h = std::move(handler), s = slot]() mutable {
+      if (s.is_connected()) s.clear();
+      std::move(h)();
+    });
   }
 };
 

@@ -3,15 +3,19 @@
 // query() blocks with the GIL released while the C++ fan-out runs. forward() returns an asyncio
 // future of the caller's running loop: the C++ completion (on a dendrite I/O thread) takes the
 // GIL only to build the results and hand them to loop.call_soon_threadsafe; no thread is started
-// per call. Cancelling the awaited future emits the operation's cancellation slot on the
-// dendrite's executor, which ends the calls still running (503 "Request cancelled").
+// per call. Cancelling the awaited future emits the operation's cancellation signal on the
+// call's own strand, which ends the calls still running (503 "Request cancelled"). The completion
+// handler is bound to that strand, and the dendrite clears the signal's slot on the handler's
+// executor, so emission and completion never run at once, with any number of dendrite threads.
 #include "common.hpp"
 
 #include <bt/dendrite.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <pybind11/eval.h>
 #include <pybind11/stl.h>
@@ -150,20 +154,22 @@ class py_dendrite {
       st->loop.obj = py::object();
       st->fut.obj = py::object();
     };
-    net::any_io_executor ex = d.get_executor();
+    // The call's strand: the completion handler runs there and the slot is cleared there, so
+    // an emission posted there is serialised with them.
+    const net::any_io_executor strand = net::make_strand(d.get_executor());
     std::weak_ptr<call_state> weak = st;
-    fut.attr("add_done_callback")(py::cpp_function([weak, ex](py::object f) {
+    fut.attr("add_done_callback")(py::cpp_function([weak, strand](py::object f) {
       if (!f.attr("cancelled")().cast<bool>()) return;
       auto s = weak.lock();
       if (!s) return;  // already completed
-      // The slot is emitted on the dendrite's executor, where the operation completes.
-      net::post(ex, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+      net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
     }));
     bt::dynamic_synapse copy = syn.s;
     {
       py::gil_scoped_release r;
       d.async_forward(std::move(targets), std::move(copy), timeout,
-                      net::bind_cancellation_slot(st->cancel.slot(), std::move(handler)));
+                      net::bind_cancellation_slot(st->cancel.slot(),
+                                                  net::bind_executor(strand, std::move(handler))));
     }
     return fut;
   }
@@ -212,18 +218,19 @@ class py_dendrite {
       st->queue.obj = py::object();
       st->end.obj = py::object();
     };
-    net::any_io_executor ex = d.get_executor();
+    const net::any_io_executor strand = net::make_strand(d.get_executor());  // as in forward()
     std::weak_ptr<stream_state> weak = st;
-    py::cpp_function cancel([weak, ex] {
+    py::cpp_function cancel([weak, strand] {
       auto s = weak.lock();
       if (!s) return;
-      net::post(ex, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+      net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
     });
     bt::dynamic_synapse copy = syn.s;
     {
       py::gil_scoped_release r;
       d.async_call_stream(std::move(target), std::move(copy), timeout, std::move(on_item),
-                          net::bind_cancellation_slot(st->cancel.slot(), std::move(handler)));
+                          net::bind_cancellation_slot(
+                              st->cancel.slot(), net::bind_executor(strand, std::move(handler))));
     }
     return self.attr("_stream_iter")(queue, cancel, st->end.obj);
   }

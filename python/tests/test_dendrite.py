@@ -3,6 +3,7 @@ forwards, the GIL released during a long call, cancellation, failures and bad in
 import asyncio
 import threading
 import types
+import typing
 
 import pytest
 
@@ -88,6 +89,51 @@ def test_cancelling_forward_cancels_the_call(bt_axon, alice):
         # The C++ call ended long before its 60 s deadline.
         assert wait_until(lambda: d.stats()["in_flight"] == 0, 10)
         assert d.stats()["calls"] >= 1
+
+
+def test_cancelling_forwards_with_two_dendrite_threads(bt_axon, alice, bob, Dummy):
+    """threads=2: cancellations land while calls complete on either I/O thread (the emission
+    and the completion are serialised on the call's strand). Many rounds of gathers cancelled
+    at varying moments; each forward is either cancelled or returns its answers, the dendrite
+    ends with nothing in flight and keeps working; a slow call is ended by its cancellation."""
+    Slow = bt.SynapseType("Slow", {"x": typing.Optional[int]})
+
+    async def slow(s):
+        await asyncio.sleep(60)
+
+    ax = bt.Axon(bob)
+    ax.attach(Slow, slow)
+
+    async def rounds(d, slow_info):
+        cancelled = answered = 0
+        for i in range(150):
+            tasks = [asyncio.ensure_future(d.forward([bt_axon] * 3, Dummy(dummy_input=j),
+                                                     timeout=10)) for j in range(6)]
+            await asyncio.sleep((i % 7) * 0.0005)
+            for t in tasks[i % 2::2]:
+                t.cancel()
+            for j, r in enumerate(await asyncio.gather(*tasks, return_exceptions=True)):
+                if isinstance(r, asyncio.CancelledError):
+                    cancelled += 1
+                    continue
+                answered += 1
+                assert len(r) == 3
+                for x in r:  # a forward that was not cancelled has all its answers
+                    assert x.dendrite.status_code == 200, x.dendrite.status_message
+                    assert x.dummy_output == 2 * j
+        task = asyncio.ensure_future(d.forward([slow_info] * 4, Slow(), timeout=60))
+        assert await asyncio.to_thread(wait_until, lambda: d.stats()["in_flight"] == 4, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return cancelled, answered
+
+    with ax, bt.Dendrite(alice, threads=2) as d:
+        cancelled, answered = asyncio.run(rounds(d, ax.info()))
+        assert cancelled > 0 and answered > 0
+        assert wait_until(lambda: d.stats()["in_flight"] == 0, 10)
+        r = d.query(bt_axon, Dummy(dummy_input=4), timeout=10)
+        assert r.dendrite.status_code == 200 and r.dummy_output == 8
 
 
 def test_server_error_and_unreachable(bt_axon, alice):
