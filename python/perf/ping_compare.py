@@ -1,25 +1,30 @@
 #!/usr/bin/env python3
-"""The seed's ping loop from Python: 10,000 sequential calls of the base Synapse (timeout 5)
-against one bt-axon process, three ways, plus bt-ping against the same axon in the same run:
+"""The seed's ping loop from Python: sequential calls of the base Synapse (timeout 5) against one
+bt-axon process, in one run, five ways:
 
-  bt-ping     the C++ loop (build/perf/bt-ping --target ...), its mean process_time
-  module      dendrite.query() of bittensor_cpp in a Python for loop (blocking, GIL released)
-  module-aio  `await dendrite.forward()` of bittensor_cpp in an asyncio loop
-  aiohttp     a Python dendrite shaped like bittensor's (aiohttp.ClientSession, to_headers-style
-              headers, json.dumps(model_dump()) body, sr25519 signature by the module's Keypair)
+  bt-ping          the C++ loop (bt-ping --target ...), its mean process_time
+  module query()   dendrite.query() of bittensor_cpp in a Python for loop (blocking, GIL released)
+  module forward() `await dendrite.forward()` of bittensor_cpp in an asyncio loop
+  shaped aiohttp   shaped_dendrite.ShapedDendrite: bittensor's dendrite call path (pydantic
+                   models, to_headers, aiohttp, response validation and header merge, history)
+  lean aiohttp     a minimal aiohttp client without models: the same headers and body as dicts
 
 Per call, each Python loop records the wall time of the call as the Python code sees it
-(time.perf_counter around it); bt-ping's figure is its dendrite's process_time. Prints one table
-row per loop (mean, p50, p99 in µs, failures) and the ratios the docs quote.
+(time.perf_counter around it); bt-ping's figure is its dendrite's process_time. Every row runs:
+a loop with a failed call, or a figure that is missing, ends the script with status 1 and the
+reason (no row is printed with empty figures). Prints one table row per loop (mean, p50, p99 in
+µs), the ratios the docs quote, and the versions and load average.
 
-    PYTHONPATH=build-rel/python python3 python/perf/ping_compare.py \\
+    PYTHONPATH=build-rel/python /usr/bin/python3 python/perf/ping_compare.py \\
         --bt-axon build-rel/axon/bt-axon --bt-ping build-rel/perf/bt-ping --count 10000
 """
 import argparse
 import asyncio
 import hashlib
 import json
+import math
 import os
+import platform
 import select
 import signal
 import statistics
@@ -29,42 +34,46 @@ import tempfile
 import time
 import uuid
 
-import bittensor_cpp as bt
+import aiohttp
+import pydantic
 
-VERSION = 10002000  # version_as_int a Python 10.2 dendrite announces
+import bittensor_cpp as bt
+from shaped_dendrite import ShapedDendrite, Synapse
+
+WARMUP = 200
+TIMEOUT = 5.0
 EMPTY_HASH = hashlib.sha3_256(b"").hexdigest()
 TERMINAL = ["status_code", "status_message", "process_time", "ip", "port", "version", "nonce",
             "uuid", "hotkey", "signature"]
 
 
-class AiohttpDendrite:
-    """bittensor's dendrite reduced to the base Synapse: preprocess_synapse_for_request, to_headers,
-    one aiohttp.ClientSession, process_server_response's status reading."""
+class Failed(Exception):
+    """A row that could not be measured; the message says why."""
+
+
+class LeanDendrite:
+    """The least a Python client must do for the base Synapse: the signed message, the headers
+    and body as plain dicts, one aiohttp.ClientSession, the status from the response header.
+    No models, no validation, no copies: a lower bound of a Python dendrite's cost."""
 
     def __init__(self, keypair):
-        import aiohttp
         self.keypair = keypair
         self.uuid = str(uuid.uuid1())
         self.session = aiohttp.ClientSession()
 
-    async def call(self, axon, timeout=5.0):
-        import aiohttp
-        start = time.time()
+    async def call(self, axon, timeout=TIMEOUT):
         nonce = time.time_ns()
         dendrite = dict.fromkeys(TERMINAL)
-        dendrite.update(ip="127.0.0.1", version=VERSION, nonce=nonce, uuid=self.uuid,
+        dendrite.update(ip="127.0.0.1", version=10002000, nonce=nonce, uuid=self.uuid,
                         hotkey=self.keypair.ss58_address)
         axon_block = dict.fromkeys(TERMINAL)
         axon_block.update(ip=axon.ip, port=axon.port, hotkey=axon.hotkey)
         message = f"{nonce}.{dendrite['hotkey']}.{axon.hotkey}.{self.uuid}.{EMPTY_HASH}"
         dendrite["signature"] = "0x" + self.keypair.sign(message).hex()
         headers = {"name": "Synapse", "timeout": repr(float(timeout))}
-        for k, v in axon_block.items():
-            if v is not None:
-                headers[f"bt_header_axon_{k}"] = str(v)
-        for k, v in dendrite.items():
-            if v is not None:
-                headers[f"bt_header_dendrite_{k}"] = str(v)
+        for prefix, block in (("axon", axon_block), ("dendrite", dendrite)):
+            headers.update({f"bt_header_{prefix}_{k}": str(v) for k, v in block.items()
+                            if v is not None})
         headers.update(header_size="0", total_size="0", computed_body_hash=EMPTY_HASH)
         body = {"name": "Synapse", "timeout": float(timeout), "total_size": 0, "header_size": 0,
                 "dendrite": dendrite, "axon": axon_block, "computed_body_hash": ""}
@@ -72,26 +81,89 @@ class AiohttpDendrite:
             async with self.session.post(f"http://{axon.ip}:{axon.port}/Synapse", headers=headers,
                                          json=body,
                                          timeout=aiohttp.ClientTimeout(total=timeout)) as r:
-                data = await r.json()
-                status = int(r.headers.get("bt_header_axon_status_code", r.status))
-                _ = data.get("axon")
+                await r.json()
+                return int(r.headers.get("bt_header_axon_status_code", r.status))
         except asyncio.TimeoutError:
-            status = 408
-        return status, time.time() - start
+            return 408
 
     async def close(self):
         await self.session.close()
 
 
-def summary(name, times_s, failures):
+def summary(name, times_s, statuses):
+    """The row of one loop; Failed when a call did not answer 200 or nothing was timed."""
+    bad = {s: statuses.count(s) for s in set(statuses) if s != 200}
+    if bad:
+        raise Failed(f"{name}: calls failed, by status: {bad}")
+    if not times_s:
+        raise Failed(f"{name}: no call was timed")
     us = sorted(t * 1e6 for t in times_s)
     n = len(us)
     pct = lambda p: us[min(n - 1, int(round(p / 100 * (n - 1))))]
-    row = {"name": name, "count": n, "mean_us": statistics.fmean(us), "p50_us": pct(50),
-           "p99_us": pct(99), "failures": failures}
-    print(f"| {name} | {row['mean_us']:.1f} µs | {row['p50_us']:.1f} µs | {row['p99_us']:.1f} µs "
-          f"| {failures} |", flush=True)
+    return {"name": name, "count": n, "mean_us": statistics.fmean(us), "p50_us": pct(50),
+            "p99_us": pct(99)}
+
+
+def timed_sync(call, count):
+    for _ in range(WARMUP):
+        call()
+    times, statuses = [], []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        status = call()
+        times.append(time.perf_counter() - t0)
+        statuses.append(status)
+    return times, statuses
+
+
+async def timed_async(call, count):
+    for _ in range(WARMUP):
+        await call()
+    times, statuses = [], []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        status = await call()
+        times.append(time.perf_counter() - t0)
+        statuses.append(status)
+    return times, statuses
+
+
+def bt_ping_row(exe, axon, count):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ping.json")
+        p = subprocess.run([exe, "--target", f"{axon.ip}:{axon.port}:{axon.hotkey}", "--count",
+                            str(count), "--json", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            raise Failed(f"bt-ping exited with {p.returncode}: {p.stdout.strip()[-500:]}")
+        with open(path) as f:
+            j = json.load(f)
+    row = {"name": "bt-ping", "count": j.get("count")}
+    for k in ("mean_us", "p50_us", "p99_us"):
+        row[k] = j.get(k)
+    if j.get("failures"):
+        raise Failed(f"bt-ping: calls failed, by status: {j['failures']}")
     return row
+
+
+async def shaped_loop(keypair, axon, count):
+    d = ShapedDendrite(keypair)
+    try:
+        async def call():
+            r = await d.forward(axon, Synapse(), timeout=TIMEOUT)
+            return r.dendrite.status_code
+
+        return await timed_async(call, count)
+    finally:
+        await d.close()
+
+
+async def lean_loop(keypair, axon, count):
+    d = LeanDendrite(keypair)
+    try:
+        return await timed_async(lambda: d.call(axon), count)
+    finally:
+        await d.close()
 
 
 def start_axon(exe):
@@ -100,90 +172,94 @@ def start_axon(exe):
     ready, _, _ = select.select([proc.stdout], [], [], 30)
     if not ready:
         proc.kill()
-        sys.exit("bt-axon printed no AxonInfo line")
+        proc.wait()
+        raise Failed("bt-axon printed no AxonInfo line within 30 s")
     info = json.loads(proc.stdout.readline())
     return proc, bt.AxonInfo(ip=info["ip"], port=info["port"], hotkey=info["hotkey"])
+
+
+def check(row):
+    for k in ("count", "mean_us", "p50_us", "p99_us"):
+        v = row.get(k)
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise Failed(f"{row['name']}: {k} is {v!r}")
+    return row
+
+
+def measure(args):
+    alice = bt.Keypair.from_uri("//Alice")
+    Ping = bt.SynapseType("Synapse", {})
+    proc, axon = start_axon(args.bt_axon)
+    rows = []
+
+    def add(row):
+        rows.append(check(row))
+        print(f"| {row['name']} | {row['mean_us']:.1f} µs | {row['p50_us']:.1f} µs | "
+              f"{row['p99_us']:.1f} µs |", flush=True)
+
+    print("| loop | mean | p50 | p99 |\n|---|---|---|---|", flush=True)
+    try:
+        add(bt_ping_row(args.bt_ping, axon, args.count))
+        with bt.Dendrite(alice) as d:
+            add(summary("module query()", *timed_sync(
+                lambda: d.query(axon, Ping(), timeout=TIMEOUT).dendrite.status_code, args.count)))
+
+            async def forward():
+                r = await d.forward(axon, Ping(), timeout=TIMEOUT)
+                return r.dendrite.status_code
+
+            add(summary("module await forward()", *asyncio.run(timed_async(forward, args.count))))
+        add(summary("shaped aiohttp dendrite", *asyncio.run(shaped_loop(alice, axon, args.count))))
+        add(summary("lean aiohttp client", *asyncio.run(lean_loop(alice, axon, args.count))))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return rows
 
 
 def main():
     p = argparse.ArgumentParser(description="the ping loop from Python vs bt-ping")
     p.add_argument("--bt-axon", required=True)
-    p.add_argument("--bt-ping")
+    p.add_argument("--bt-ping", required=True)
     p.add_argument("--count", type=int, default=10000)
-    p.add_argument("--json")
+    p.add_argument("--json", help="also write the rows, ratios and conditions here")
     args = p.parse_args()
+    if args.count < 1:
+        p.error("--count must be at least 1")
 
-    alice = bt.Keypair.from_uri("//Alice")
-    Ping = bt.SynapseType("Synapse", {})
-    proc, axon = start_axon(args.bt_axon)
-    rows = []
-    print("| loop | mean | p50 | p99 | failures |\n|---|---|---|---|---|")
+    load_before = os.getloadavg()
     try:
-        if args.bt_ping:
-            with tempfile.NamedTemporaryFile(suffix=".json") as f:
-                subprocess.run([args.bt_ping, "--target", f"{axon.ip}:{axon.port}:{axon.hotkey}",
-                                "--count", str(args.count), "--json", f.name],
-                               check=True, stdout=subprocess.DEVNULL)
-                j = json.load(open(f.name))
-            failures = j["failures"]  # by status: {"408": 2, ...}
-            failures = sum(failures.values()) if isinstance(failures, dict) else failures
-            rows.append({"name": "bt-ping", "count": j["count"], "mean_us": j["mean_us"],
-                         "p50_us": j["p50_us"], "p99_us": j["p99_us"], "failures": failures})
-            print(f"| bt-ping | {j['mean_us']:.1f} µs | {j['p50_us']:.1f} µs | "
-                  f"{j['p99_us']:.1f} µs | {failures} |", flush=True)
-
-        with bt.Dendrite(alice) as d:
-            for _ in range(200):  # warm-up: connection, caches
-                d.query(axon, Ping(), timeout=5)
-            times, fails = [], 0
-            for _ in range(args.count):
-                t0 = time.perf_counter()
-                r = d.query(axon, Ping(), timeout=5)
-                times.append(time.perf_counter() - t0)
-                fails += r.dendrite.status_code != 200
-            rows.append(summary("module query()", times, fails))
-
-            async def aio_loop():
-                times, fails = [], 0
-                for _ in range(args.count):
-                    t0 = time.perf_counter()
-                    r = await d.forward(axon, Ping(), timeout=5)
-                    times.append(time.perf_counter() - t0)
-                    fails += r.dendrite.status_code != 200
-                return times, fails
-
-            rows.append(summary("module await forward()", *asyncio.run(aio_loop())))
-
-        async def aiohttp_loop():
-            ad = AiohttpDendrite(alice)
-            try:
-                for _ in range(200):
-                    await ad.call(axon)
-                times, fails = [], 0
-                for _ in range(args.count):
-                    t0 = time.perf_counter()
-                    status, _ = await ad.call(axon)
-                    times.append(time.perf_counter() - t0)
-                    fails += status != 200
-                return times, fails
-            finally:
-                await ad.close()
-
-        rows.append(summary("aiohttp dendrite", *asyncio.run(aiohttp_loop())))
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-
+        rows = measure(args)
+    except Failed as e:
+        sys.exit(f"ping_compare: {e}")
+    load_after = os.getloadavg()
     by = {r["name"]: r for r in rows}
-    if "bt-ping" in by:
-        print(f"module query() / bt-ping: {by['module query()']['mean_us'] / by['bt-ping']['mean_us']:.2f}")
-        print(f"module await forward() / bt-ping: "
-              f"{by['module await forward()']['mean_us'] / by['bt-ping']['mean_us']:.2f}")
-    print(f"aiohttp / module query(): "
-          f"{by['aiohttp dendrite']['mean_us'] / by['module query()']['mean_us']:.2f}")
+    mean = lambda n: by[n]["mean_us"]
+    ratios = {
+        "module query() / bt-ping": mean("module query()") / mean("bt-ping"),
+        "module await forward() / bt-ping": mean("module await forward()") / mean("bt-ping"),
+        "shaped aiohttp / module query()": mean("shaped aiohttp dendrite") / mean("module query()"),
+        "shaped aiohttp / module await forward()":
+            mean("shaped aiohttp dendrite") / mean("module await forward()"),
+        "lean aiohttp / module query()": mean("lean aiohttp client") / mean("module query()"),
+    }
+    for k, v in ratios.items():
+        print(f"{k}: {v:.2f}")
+    conditions = {
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "count": args.count, "python": platform.python_version(), "aiohttp": aiohttp.__version__,
+        "pydantic": pydantic.VERSION, "cpus": os.cpu_count(),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in load_after],
+    }
+    print("conditions:", json.dumps(conditions))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"rows": rows, "ratios": ratios, "conditions": conditions}, f, indent=1)
 
 
 if __name__ == "__main__":
