@@ -7,6 +7,7 @@
 // with the previous constant-time verifier in the same way (goal <= 0.75).
 #include <bt/ed25519.hpp>
 #include <bt/keypair.hpp>
+#include <bt/response_signature.hpp>
 #include <bt/sr25519.hpp>
 #include <bt/ss58.hpp>
 
@@ -258,5 +259,51 @@ void BM_ss58_encode(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(bt::ss58::encode(f.sr_pub));
 }
 BENCHMARK(BM_ss58_encode);
+
+// What authenticated responses (PROTOCOL 5.15) cost, interleaved with what they are made of: the
+// axon's bt::response_signature::sign of one answer against one plain sr25519 signature (goal:
+// no more than one signature, ratio ~1), and the dendrite's check of it against one verify.
+// The answer is a base Synapse ping's body as our axon sends it (~560 bytes of JSON).
+void BM_response_signature(benchmark::State& state) {
+  using clock = thread_cpu_clock;
+  static const bt::keypair axon = bt::keypair::from_uri("//Bob");
+  const std::string caller = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY";
+  const std::string request_id = "1718000000123456789.5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a";
+  const std::string body(560, 'x');
+  const std::string header =
+      bt::response_signature::sign(axon, "1718000000223456789", caller, request_id, 200, body);
+  const bt::signature_bytes sig = axon.sign(std::string_view(request_message));
+  constexpr int batch = 16;
+  clock::duration t_sign{}, t_rsign{}, t_verify{}, t_rverify{};
+  for (auto _ : state) {
+    auto t0 = clock::now();
+    for (int i = 0; i < batch; ++i) benchmark::DoNotOptimize(axon.sign(request_message));
+    auto t1 = clock::now();
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(
+          bt::response_signature::sign(axon, "1718000000223456789", caller, request_id, 200, body));
+    auto t2 = clock::now();
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(axon.verify(std::string_view(request_message), sig));
+    auto t3 = clock::now();
+    for (int i = 0; i < batch; ++i)
+      benchmark::DoNotOptimize(bt::response_signature::verify(header, axon.ss58_address(), caller,
+                                                              request_id, 200, body));
+    auto t4 = clock::now();
+    t_sign += t1 - t0;
+    t_rsign += t2 - t1;
+    t_verify += t3 - t2;
+    t_rverify += t4 - t3;
+  }
+  const auto s = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  const double n = static_cast<double>(state.iterations()) * batch;
+  state.counters["sign_us"] = s(t_sign) / n * 1e6;
+  state.counters["response_sign_us"] = s(t_rsign) / n * 1e6;
+  state.counters["response_sign_over_sign"] = s(t_rsign) / s(t_sign);
+  state.counters["verify_us"] = s(t_verify) / n * 1e6;
+  state.counters["response_verify_us"] = s(t_rverify) / n * 1e6;
+  state.counters["response_verify_over_verify"] = s(t_rverify) / s(t_verify);
+}
+BENCHMARK(BM_response_signature)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -2,6 +2,7 @@
 // <name>_command.{hpp,cpp} exposing add_<name>_command(app, cfg) and run_<name>(cfg, ...);
 // adding one is a registration line and a dispatch line below.
 #include "encode_command.hpp"
+#include "epistula_command.hpp"
 #include "query_command.hpp"
 
 #include <bt_cli.hpp>
@@ -16,11 +17,14 @@ int main(int argc, char** argv) {
   auto* encode = bt::cli::add_encode_command(app, encode_cfg);
   bt::cli::query_config query_cfg;
   auto* query = bt::cli::add_query_command(app, query_cfg);
+  bt::cli::epistula_config epistula_cfg;
+  auto* epistula = bt::cli::add_epistula_command(app, epistula_cfg);
 
   // --help is 0; any usage error is 2, with a message naming the flag or the unknown command.
   if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
 
   if (encode->parsed()) return bt::cli::run_encode(encode_cfg, std::cin, std::cout);
   if (query->parsed()) return bt::cli::run_query(query_cfg);
+  if (epistula->parsed()) return bt::cli::run_epistula(epistula_cfg);
   return 2;
 }

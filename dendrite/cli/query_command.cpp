@@ -1,6 +1,8 @@
 // `bt-dendrite query` (see query_command.hpp).
 #include "query_command.hpp"
 
+#include "axon_flag.hpp"
+
 #include <bt/axon_info.hpp>
 #include <bt/chain/subtensor.hpp>
 #include <bt/dendrite.hpp>
@@ -9,7 +11,6 @@
 #include <bt/examples/word_stream.hpp>
 #include <bt/json_body.hpp>
 #include <bt/keypair.hpp>
-#include <bt/ss58.hpp>
 
 #include <bt_cli.hpp>
 
@@ -31,44 +32,14 @@ struct usage_error {
   std::string message;
 };
 
-/// Refuses a target whose hotkey is not an SS58 address (a typo would otherwise be sent, signed
-/// for a key nobody holds, and end in the axon's 401); `where` names the argument.
-void check_hotkey(const axon_info& a, const std::string& where) {
-  std::error_code ec;
-  if (!ss58::decode(a.hotkey, ec))
-    throw usage_error{where + ": hotkey '" + a.hotkey + "' is not an SS58 address (" +
-                      ec.message() + ")"};
-}
-
-/// "IP:PORT:HOTKEY", split from the right so that IPv6 ("[::1]:8091:5F..." or "::1:8091:5F...")
-/// works.
-axon_info parse_axon_flag(const std::string& text) {
-  const auto c2 = text.rfind(':');
-  if (c2 == std::string::npos || c2 == 0)
-    throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
-  const auto c1 = text.rfind(':', c2 - 1);
-  if (c1 == std::string::npos) throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
-  axon_info a;
-  a.hotkey = text.substr(c2 + 1);
-  std::string ip = text.substr(0, c1);
-  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
-  a.ip = ip;
-  a.ip_type = ip.find(':') != std::string::npos ? 6 : 4;
-  const std::string port = text.substr(c1 + 1, c2 - c1 - 1);
-  unsigned long p = 0;
+/// The shared flag parsers throw std::invalid_argument naming the argument: bad usage here.
+template <class F>
+auto as_usage(F&& f) {
   try {
-    std::size_t used = 0;
-    p = std::stoul(port, &used);
-    if (used != port.size()) throw std::invalid_argument("port");
-  } catch (const std::exception&) {
-    throw usage_error{"--axon '" + text + "': invalid port '" + port + "'"};
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw usage_error{e.what()};
   }
-  if (p == 0 || p > 65535) throw usage_error{"--axon '" + text + "': port out of range"};
-  if (ip.empty() || a.hotkey.empty())
-    throw usage_error{"--axon '" + text + "': expected IP:PORT:HOTKEY"};
-  a.port = static_cast<std::uint16_t>(p);
-  check_hotkey(a, "--axon '" + text + "'");
-  return a;
 }
 
 /// What --axons expects, appended to every complaint about the file's kind or shape.
@@ -107,7 +78,7 @@ std::vector<axon_info> load_axons_file(const std::string& path) {
     if (error e = axon_info_from_json(j[i], a); e)
       throw usage_error{"--axons " + path + " [" + std::to_string(i) + "]: " + e.message() + kind +
                         axons_file_hint};
-    check_hotkey(a, "--axons " + path + " [" + std::to_string(i) + "]");
+    as_usage([&] { check_axon_hotkey(a, "--axons " + path + " [" + std::to_string(i) + "]"); });
     out.push_back(std::move(a));
   }
   return out;
@@ -319,7 +290,7 @@ int run_query(const query_config& cfg) {
     if (cfg.netuid && (!cfg.axon.empty() || !cfg.axons_file.empty()))
       throw usage_error{"--netuid takes the targets from the chain; it excludes --axon/--axons"};
     if (!cfg.netuid && !cfg.uids.empty()) throw usage_error{"--uids needs --netuid"};
-    for (const auto& a : cfg.axon) axons.push_back(parse_axon_flag(a));
+    for (const auto& a : cfg.axon) axons.push_back(as_usage([&] { return parse_axon_flag(a); }));
     if (!cfg.axons_file.empty()) {
       auto more = load_axons_file(cfg.axons_file);
       axons.insert(axons.end(), more.begin(), more.end());

@@ -17,7 +17,9 @@
 // pools the connection only after a complete, clean exchange.
 #include <bt/dendrite.hpp>
 
+#include <bt/epistula.hpp>
 #include <bt/json_body.hpp>
+#include <bt/response_signature.hpp>
 #include <bt/ss58.hpp>
 
 #include "connection_pool.hpp"
@@ -173,6 +175,13 @@ struct call_failure {
   std::string detail;
 };
 
+/// An Epistula call's request and where its answer goes (dendrite::epistula_call).
+struct epistula_exchange {
+  std::string method, path, body;
+  std::string name;  ///< the path without its leading '/': messages and metric labels
+  epistula_response* out = nullptr;
+};
+
 /// One call: its own strand, deadline timer, connection and parser, and the coroutine that runs
 /// the exchange on them.
 class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
@@ -182,11 +191,22 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   /// it as it arrives (detail/dendrite_stream.hpp); it must outlive the op too.
   dendrite_call(std::shared_ptr<dendrite_state> st, const axon_info& target, synapse_ref ref,
                 double timeout, steady::time_point deadline, stream_sink* sink = nullptr)
+      : dendrite_call(std::move(st), target, ref, nullptr, timeout, deadline, sink) {}
+  /// An Epistula call (`epi` outlives the op, as `target`).
+  dendrite_call(std::shared_ptr<dendrite_state> st, const axon_info& target, epistula_exchange& epi,
+                double timeout, steady::time_point deadline)
+      : dendrite_call(std::move(st), target, synapse_ref{}, &epi, timeout, deadline, nullptr) {}
+
+ private:
+  dendrite_call(std::shared_ptr<dendrite_state> st, const axon_info& target, synapse_ref ref,
+                epistula_exchange* epi, double timeout, steady::time_point deadline,
+                stream_sink* sink)
       : st_(std::move(st)),
         exec_(st_->make_op_executor()),
         timer_(st_->ex),
         target_(target),
         ref_(ref),
+        epi_(epi),
         timeout_(timeout),
         deadline_(deadline),
         stream_(sink),
@@ -194,6 +214,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
           on_chunk_header(ext, ec);
         }) {}
 
+ public:
   std::function<void()> on_done;  // set before start(); runs on the op's executor
 
   /// Begins the call; on_done runs when it has completed, never inside start().
@@ -221,7 +242,55 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
  private:
   static constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 
-  const std::string& name() const { return ref_.descriptor->name(); }
+  /// The synapse's name, or an Epistula call's path without its '/' (messages, metric labels).
+  const std::string& name() const { return epi_ ? epi_->name : ref_.descriptor->name(); }
+
+  /// Records a failure in the caller's result (the failure table of docs/dendrite.md).
+  void record_failure(dendrite_errc code, std::string_view detail) {
+    if (!epi_) {
+      set_dendrite_failure(*ref_.object, name(), code, detail);
+      return;
+    }
+    epistula_response& o = *epi_->out;
+    o.error = code;
+    o.status = dendrite_status(code);
+    o.status_message =
+        dendrite_status_message(code, target_.ip, target_.port, name(), timeout_, detail);
+    o.headers.clear();
+    o.body.clear();
+    o.process_time.reset();
+    o.response_verified = false;
+  }
+
+  /// The status the call completed with (for the metrics and the log line).
+  int final_status() const {
+    return epi_ ? epi_->out->status
+                : static_cast<int>(ref_.object->dendrite.status_code.value_or(0));
+  }
+
+  /// Checks the answer's bt-response-signature per options.verify_responses (PROTOCOL 5.15)
+  /// against the hotkey this call addressed and the request it sent.
+  /// Returns whether a signature verified; throws response_unauthenticated when one is present
+  /// and wrong, or absent under `required` (the answer is then never merged).
+  bool check_response_signature(const http::response<http::string_body>& res) const {
+    const response_verification mode = st_->opt.verify_responses;
+    if (mode == response_verification::off) return false;
+    const auto [first, last] = res.equal_range(response_signature::header);
+    if (first == last) {
+      if (mode == response_verification::required)
+        throw call_failure{dendrite_errc::response_unauthenticated,
+                           "no bt-response-signature header"};
+      return false;
+    }
+    if (std::next(first) != last)
+      throw call_failure{dendrite_errc::response_unauthenticated,
+                         "more than one bt-response-signature header"};
+    std::string why =
+        response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
+                                   request_id_, static_cast<int>(res.result_int()), res.body());
+    if (!why.empty()) throw call_failure{dendrite_errc::response_unauthenticated, std::move(why)};
+    return true;
+  }
 
   /// The deadline timer, cancel() and shutdown end the call here (on the op's executor): the
   /// first reason wins, and closing the socket makes the pending socket operation complete.
@@ -247,11 +316,15 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   net::awaitable<bool> exchange(std::optional<call_failure> stopped_before_start) {
     const steady::time_point begin = steady::now();
     if (stopped_before_start && !stop_) stop_ = std::move(stopped_before_start);
-    synapse& s = *ref_.object;
+    synapse* s = ref_.object;  // null for an Epistula call
     const std::string_view ext = st_->opt.external_ip;
-    preset_request(s, target_, timeout_, st_->identity(), ext);
+    if (s) preset_request(*s, target_, timeout_, st_->identity(), ext);
     // A fan-out call still queued at its deadline ends here, without a connection.
     throw_if_stopped();
+    if (epi_) {
+      if (std::string why = epistula_target_problem(epi_->method, epi_->path); !why.empty())
+        throw call_failure{dendrite_errc::invalid_address, std::move(why)};
+    }
 
     beast::error_code ec;
     auto addr = net::ip::make_address(target_.ip, ec);
@@ -308,10 +381,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
         throw_if_stopped();
         if (e) throw io_failure(e);
       }
-      guard_stream_parser([&] { stream_->end(s); });
+      guard_stream_parser([&] { stream_->end(*s); });
       trailers_fit();
       std::string detail;
-      if (auto e = apply_stream_headers(s, res, detail); e)
+      if (auto e = apply_stream_headers(*s, res, detail); e)
         throw call_failure{static_cast<dendrite_errc>(e.value()), std::move(detail)};
     } else {
       if (stream_) {
@@ -322,11 +395,27 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
         if (e) throw io_failure(e);
       }
       trailers_fit();
-      std::string detail;
-      if (auto e = apply_response(ref_, res.result_int(), res, res.body(), detail); e)
-        throw call_failure{static_cast<dendrite_errc>(e.value()), std::move(detail)};
+      const bool verified = check_response_signature(res);
+      if (epi_) {
+        epistula_response& o = *epi_->out;
+        o.status = static_cast<int>(res.result_int());
+        o.status_message = std::string(res.reason());
+        o.error.reset();
+        o.headers.clear();
+        for (const auto& f : res) o.headers.emplace_back(f.name_string(), f.value());
+        o.body = std::move(res.body());
+        o.response_verified = verified;
+      } else {
+        std::string detail;
+        if (auto e = apply_response(ref_, res.result_int(), res, res.body(), detail); e)
+          throw call_failure{static_cast<dendrite_errc>(e.value()), std::move(detail)};
+      }
     }
-    s.dendrite.process_time = std::chrono::duration<double>(steady::now() - begin).count();
+    const double took = std::chrono::duration<double>(steady::now() - begin).count();
+    if (epi_)
+      epi_->out->process_time = took;
+    else
+      s->dendrite.process_time = took;
     co_return res.keep_alive() && conn_->buffer.size() == 0;
   }
 
@@ -351,17 +440,33 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
 
   /// Encodes, signs (a fresh nonce each time) and writes the request. Returns the write's error.
   net::awaitable<beast::error_code> send() {
-    synapse& s = *ref_.object;
     pooled_connection& c = *conn_;
-    const std::string_view ip =
-        st_->opt.external_ip.empty() ? std::string_view(c.local_ip) : std::string_view();
-    encode_request(*ref_.descriptor, s, ip, st_->next_nonce(), st_->identity(), host_, c.scratch,
-                   c.head, c.body);
+    std::string_view body;
+    if (epi_) {
+      // Epistula: a fresh uuid4 and timestamp per attempt, signed for the addressed hotkey.
+      const auto h =
+          epistula::sign_request(st_->key, epi_->body, target_.hotkey, epistula::now_ms());
+      encode_epistula_head(epi_->method, epi_->path, host_, h, epi_->body.size(), c.head);
+      request_id_ = h.uuid;
+      epi_->out->uuid = h.uuid;
+      body = epi_->body;
+    } else {
+      synapse& s = *ref_.object;
+      const std::string_view ip =
+          st_->opt.external_ip.empty() ? std::string_view(c.local_ip) : std::string_view();
+      encode_request(*ref_.descriptor, s, ip, st_->next_nonce(), st_->identity(), host_, c.scratch,
+                     c.head, c.body);
+      // The request id a response signature names: "{dendrite.nonce}.{dendrite.uuid}".
+      request_id_ = std::to_string(*s.dendrite.nonce);
+      request_id_.push_back('.');
+      request_id_.append(st_->uuid);
+      body = c.body;
+    }
     if (st_->log && st_->log->should_log(spdlog::level::debug)) {
       st_->log->debug("dendrite | --> | {} B | {} | {} | {} | 0 | Success",
-                      c.head.size() + c.body.size(), name(), target_.hotkey, host_);
+                      c.head.size() + body.size(), name(), target_.hotkey, host_);
     }
-    std::array<net::const_buffer, 2> bufs{net::buffer(c.head), net::buffer(c.body)};
+    std::array<net::const_buffer, 2> bufs{net::buffer(c.head), net::buffer(body)};
     auto [ec, n] = co_await net::async_write(c.socket, bufs, use_ec);
     throw_if_stopped();
     co_return ec;
@@ -509,15 +614,14 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       try {
         std::rethrow_exception(ep);
       } catch (const call_failure& f) {
-        set_dendrite_failure(*ref_.object, name(), f.code, f.detail);
+        record_failure(f.code, f.detail);
       } catch (const std::exception& e) {
         // Not a failure of the exchange (e.g. a field the codec cannot encode); the call still
         // completes, as every call must.
-        set_dendrite_failure(*ref_.object, name(), dendrite_errc::malformed_response,
-                             std::string("unexpected error: ") + e.what());
+        record_failure(dendrite_errc::malformed_response,
+                       std::string("unexpected error: ") + e.what());
       } catch (...) {
-        set_dendrite_failure(*ref_.object, name(), dendrite_errc::malformed_response,
-                             "unexpected error");
+        record_failure(dendrite_errc::malformed_response, "unexpected error");
       }
     }
     timer_.cancel();
@@ -531,16 +635,20 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     st_->unregister_op(this);
     st_->calls.fetch_add(1, std::memory_order_relaxed);
     try {
-      const std::string status = std::to_string(ref_.object->dendrite.status_code.value_or(0));
+      const std::string status = std::to_string(final_status());
       st_->calls_by.with({name(), status}).inc();
       st_->call_seconds.with({name(), status})
           .observe(std::chrono::duration<double>(steady::now() - begun_).count());
     } catch (...) {  // out of memory: the call still completes, uncounted
     }
     if (st_->log && st_->log->should_log(spdlog::level::debug)) {
-      const synapse& s = *ref_.object;
+      std::string_view message;
+      if (epi_)
+        message = epi_->out->status_message;
+      else if (const auto& m = ref_.object->dendrite.status_message)
+        message = *m;
       st_->log->debug("dendrite | <-- | {} | {} | {} | {} | {}", name(), target_.hotkey, host_,
-                      s.dendrite.status_code.value_or(0), s.dendrite.status_message.value_or(""));
+                      final_status(), message);
     }
     auto done = std::move(on_done);
     on_done = nullptr;
@@ -551,7 +659,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   net::any_io_executor exec_;
   net::steady_timer timer_;
   const axon_info& target_;
-  synapse_ref ref_;
+  synapse_ref ref_;         ///< a synapse call's synapse (null object for an Epistula call)
+  epistula_exchange* epi_;  ///< an Epistula call's request and result (null for a synapse call)
   double timeout_;
   steady::time_point deadline_;
   stream_sink* stream_;                             ///< set: a streaming call
@@ -561,6 +670,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::optional<call_failure> stop_;
   tcp::endpoint ep_;
   std::string host_;
+  /// The request id of the request last sent (what a response signature names).
+  std::string request_id_;
   std::unique_ptr<pooled_connection> conn_;
   std::optional<http::response_parser<http::string_body>> parser_;
   /// The parser's chunk-header callback (Beast keeps a reference: it lives as long as the op).
@@ -613,7 +724,8 @@ struct dendrite_completion {
 struct dendrite_single_call {
   axon_info target;
   std::optional<dendrite_completion> done;
-  stream_sink stream;  ///< call_stream's parser (unused by call)
+  stream_sink stream;     ///< call_stream's parser (unused by call)
+  epistula_exchange epi;  ///< epistula_call's request (unused otherwise)
 };
 
 /// A fan-out: launches calls up to max_concurrency and completes when all have.
@@ -785,18 +897,26 @@ void dendrite::check_blocking_allowed() const {
 }
 
 namespace {
-/// A single call (call or call_stream): the op, completing the caller's handler.
+/// A single call (call, call_stream or epistula_call): the op, completing the caller's handler.
+/// `epi` set: an Epistula call (`ref` and `sink` unused).
 void start_single_call(const std::shared_ptr<detail::dendrite_state>& st, axon_info target,
                        detail::synapse_ref ref, double timeout,
                        std::optional<detail::stream_sink> sink,
-                       net::any_completion_handler<void()> handler) {
+                       net::any_completion_handler<void()> handler,
+                       std::optional<detail::epistula_exchange> epi = std::nullopt) {
   auto call = std::make_shared<detail::dendrite_single_call>();
   call->target = std::move(target);
   if (sink) call->stream = std::move(*sink);
   call->done.emplace(std::move(handler), st->ex);
-  auto op = std::make_shared<detail::dendrite_call>(st, call->target, ref, timeout,
-                                                    detail::dendrite_deadline_after(timeout),
-                                                    sink ? &call->stream : nullptr);
+  const auto deadline = detail::dendrite_deadline_after(timeout);
+  std::shared_ptr<detail::dendrite_call> op;
+  if (epi) {
+    call->epi = std::move(*epi);
+    op = std::make_shared<detail::dendrite_call>(st, call->target, call->epi, timeout, deadline);
+  } else {
+    op = std::make_shared<detail::dendrite_call>(st, call->target, ref, timeout, deadline,
+                                                 sink ? &call->stream : nullptr);
+  }
   if (call->done->slot.is_connected()) {
     call->done->slot.assign([w = std::weak_ptr<detail::dendrite_call>(op)](net::cancellation_type) {
       if (auto sp = w.lock()) sp->cancel("cancelled by the caller");
@@ -810,6 +930,30 @@ void start_single_call(const std::shared_ptr<detail::dendrite_state>& st, axon_i
 void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
                                net::any_completion_handler<void()> handler) {
   start_single_call(state_, std::move(target), ref, timeout, std::nullopt, std::move(handler));
+}
+
+void dendrite::async_epistula_impl(axon_info target, std::string method, std::string path,
+                                   std::string body, double timeout, epistula_response* out,
+                                   net::any_completion_handler<void()> handler) {
+  detail::epistula_exchange epi;
+  epi.name = path.starts_with('/') ? path.substr(1) : path;
+  epi.method = std::move(method);
+  epi.path = std::move(path);
+  epi.body = std::move(body);
+  epi.out = out;
+  start_single_call(state_, std::move(target), {}, timeout, std::nullopt, std::move(handler),
+                    std::move(epi));
+}
+
+epistula_response dendrite::epistula_call(const axon_info& target, std::string method,
+                                          std::string path, std::string json_body, double timeout) {
+  check_blocking_allowed();
+  std::promise<epistula_response> p;
+  auto f = p.get_future();
+  async_epistula_call(
+      target, std::move(method), std::move(path), std::move(json_body), timeout,
+      [p = std::move(p)](epistula_response r) mutable { p.set_value(std::move(r)); });
+  return f.get();
 }
 
 void dendrite::async_call_stream_impl(axon_info target, detail::synapse_ref ref, double timeout,

@@ -8,12 +8,14 @@
 #include <bt/body_hash.hpp>
 #include <bt/detail/text.hpp>
 #include <bt/detail/uuid.hpp>
+#include <bt/epistula.hpp>
 #include <bt/header_codec.hpp>
 #include <bt/hex.hpp>
 #include <bt/json_body.hpp>
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -228,6 +230,42 @@ std::error_code apply_stream_headers(synapse& s, const boost::beast::http::field
   }
   merge_axon_headers(s, h);
   return {};
+}
+
+std::string epistula_target_problem(std::string_view method, std::string_view path) {
+  // RFC 9110 tchar; a method or path that could break the request line is never sent.
+  auto tchar = [](unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  if (method.empty() || !std::all_of(method.begin(), method.end(), tchar))
+    return "invalid method '" + std::string(method) + "' (an HTTP token is required)";
+  const bool path_ok =
+      path.starts_with('/') && std::none_of(path.begin(), path.end(),
+                                            [](unsigned char c) { return c <= 0x20 || c == 0x7f; });
+  if (!path_ok)
+    return "invalid path '" + std::string(path) +
+           "' (it starts with '/' and has no spaces or control characters)";
+  return {};
+}
+
+void encode_epistula_head(std::string_view method, std::string_view path, std::string_view host,
+                          const epistula::request_headers& h, std::size_t body_bytes,
+                          std::string& head) {
+  head.clear();
+  head.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: ").append(host);
+  head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
+  append_int(body_bytes, head);
+  auto field = [&](std::string_view name, std::string_view value) {
+    head.append("\r\n").append(name).append(": ").append(value);
+  };
+  field(epistula::version_header, epistula::version);
+  field(epistula::timestamp_header, h.timestamp);
+  field(epistula::uuid_header, h.uuid);
+  field(epistula::signed_by_header, h.signed_by);
+  if (!h.signed_for.empty()) field(epistula::signed_for_header, h.signed_for);
+  field(epistula::signature_header, h.signature);
+  head.append("\r\n\r\n");
 }
 
 }  // namespace bt::detail

@@ -30,6 +30,8 @@ class dendrite_category_impl final : public std::error_category {
         return "invalid axon address";
       case dendrite_errc::cancelled:
         return "request cancelled";
+      case dendrite_errc::response_unauthenticated:
+        return "response not authenticated";
     }
     return "unknown dendrite error";
   }
@@ -60,6 +62,8 @@ int dendrite_status(dendrite_errc e) noexcept {
       return 422;
     case dendrite_errc::cancelled:
       return 503;
+    case dendrite_errc::response_unauthenticated:
+      return 421;  // Misdirected Request: the answer may not come from the addressed miner
   }
   return 422;  // Python's DENDRITE_DEFAULT_ERROR
 }
@@ -95,6 +99,10 @@ std::string dendrite_status_message(dendrite_errc e, std::string_view axon_ip,
     case dendrite_errc::cancelled:
       m = "Request cancelled";
       if (!detail.empty()) m.append(": ").append(detail);
+      return m;
+    case dendrite_errc::response_unauthenticated:
+      m = "Response not authenticated: ";
+      m.append(detail);
       return m;
   }
   m = "Failed to parse response: ";

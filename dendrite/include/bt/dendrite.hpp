@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -48,6 +49,14 @@ namespace detail {
 struct dendrite_state;
 struct dendrite_runner;
 }  // namespace detail
+
+/// What a dendrite does with an answer's bt-response-signature (PROTOCOL 5.15). It is checked
+/// against the hotkey the call addressed (axon_info::hotkey), never one the response names.
+enum class response_verification {
+  off,         ///< never checked
+  if_present,  ///< checked when the header is present; an answer without it is accepted
+  required,    ///< an answer without a valid signature fails (response_unauthenticated)
+};
 
 /// Options of a dendrite; pass by value, e.g. `bt::dendrite_options{.max_concurrency = 64}`.
 struct dendrite_options {
@@ -96,6 +105,28 @@ struct dendrite_options {
   /// is not loopback fail at once (invalid_address) and are never sent; the dendrite logs a
   /// warning when constructed with it.
   bool insecure_skip_signing = false;
+  /// Response signatures: a failed check, or a missing header under `required`, ends the call
+  /// with 421 (dendrite_errc::response_unauthenticated) and discards the answer's outputs.
+  /// Covers every complete answer (call, an Epistula call, a stream's non-200 answer); the body
+  /// of a streamed 200 is not covered (its head is sent before the body exists).
+  response_verification verify_responses = response_verification::if_present;
+};
+
+/// The answer to dendrite::epistula_call. A call never throws: `error` says when no usable HTTP
+/// answer arrived, and then `status` and `status_message` come from docs/dendrite.md's table
+/// (408, 503, 421, ...) as for a synapse call.
+struct epistula_response {
+  int status = 0;                      ///< the HTTP status, or the failure's status
+  std::string status_message;          ///< the HTTP reason phrase, or the failure's message
+  std::optional<dendrite_errc> error;  ///< set: a client-side failure (the table)
+  std::vector<std::pair<std::string, std::string>> headers;  ///< as received (empty on failure)
+  std::string body;                                          ///< as received (empty on failure)
+  /// Seconds from the call's start to the complete answer (none on failure).
+  std::optional<double> process_time;
+  /// The answer carried a bt-response-signature that verified (always false when
+  /// verify_responses is off).
+  bool response_verified = false;
+  std::string uuid;  ///< the Epistula-Uuid of the request sent (the last attempt's)
 };
 
 /// Counters for tests and monitoring (monotonic since construction).
@@ -205,6 +236,36 @@ class dendrite {
     return f.get();
   }
 
+  /// An Epistula v2 request (docs/protocol.md, "Epistula"): `method` `path` with `json_body` as
+  /// the exact body bytes (sent and hashed verbatim, Content-Type application/json), signed by
+  /// this dendrite's hotkey for `target.hotkey` under a fresh uuid4 and the current time in
+  /// milliseconds. The same connection pool, total deadline, limits, cancellation and failure
+  /// table as async_call; `method` must be an HTTP token and `path` start with '/' without
+  /// spaces or control characters (else invalid_address, nothing sent). Completion signature
+  /// `void(epistula_response)`.
+  template <boost::asio::completion_token_for<void(epistula_response)> Token>
+  auto async_epistula_call(axon_info target, std::string method, std::string path,
+                           std::string json_body, double timeout, Token&& token) {
+    return boost::asio::async_initiate<Token, void(epistula_response)>(
+        [this](auto handler, axon_info target, std::string method, std::string path,
+               std::string json_body, double timeout) {
+          auto result = std::make_unique<epistula_response>();
+          epistula_response* out = result.get();
+          async_epistula_impl(
+              std::move(target), std::move(method), std::move(path), std::move(json_body), timeout,
+              out,
+              detail::result_handler<epistula_response, std::decay_t<decltype(handler)>>{
+                  std::move(handler), std::move(result)});
+        },
+        token, std::move(target), std::move(method), std::move(path), std::move(json_body),
+        timeout);
+  }
+
+  /// Blocking async_epistula_call. Must not be called from a thread running the dendrite's
+  /// executor.
+  epistula_response epistula_call(const axon_info& target, std::string method, std::string path,
+                                  std::string json_body, double timeout = 12.0);
+
   /// Queries one streaming axon (PROTOCOL 7, Python's call_stream). The request is call()'s. A
   /// 200 answer's body is read as it arrives, under the same total deadline, and handed to T's
   /// parser (process_stream_bytes, then finish_stream at the end of a complete body), which calls
@@ -258,6 +319,9 @@ class dendrite {
                               boost::asio::any_completion_handler<void()> handler);
   void async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
                        boost::asio::any_completion_handler<void()> handler);
+  void async_epistula_impl(axon_info target, std::string method, std::string path, std::string body,
+                           double timeout, epistula_response* out,
+                           boost::asio::any_completion_handler<void()> handler);
   void async_forward_impl(std::vector<axon_info> axons, std::vector<detail::synapse_ref> refs,
                           double timeout, boost::asio::any_completion_handler<void()> handler);
   void check_blocking_allowed() const;

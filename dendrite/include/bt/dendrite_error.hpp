@@ -43,6 +43,11 @@ enum class dendrite_errc {
   /// The caller cancelled the operation (cancellation slot) or the dendrite was destroyed.
   /// 503 "Request cancelled". Nothing was learned about the miner.
   cancelled,
+  /// The answer's bt-response-signature does not verify against the hotkey the call addressed,
+  /// or it is missing under verify_responses = required (docs/protocol.md, "Response
+  /// signatures"). 421 "Response not authenticated: {detail}". The answer's outputs are
+  /// discarded: it may not come from that miner (a proxy in between, or another process).
+  response_unauthenticated,
 };
 
 const std::error_category& dendrite_category() noexcept;
@@ -62,6 +67,7 @@ int dendrite_status(dendrite_errc e) noexcept;
 ///   response_too_large, malformed_response, invalid_address
 ///                       "Failed to parse response: {detail}"
 ///   cancelled           "Request cancelled" (+ ": {detail}" when detail is not empty)
+///   response_unauthenticated  "Response not authenticated: {detail}"
 std::string dendrite_status_message(dendrite_errc e, std::string_view axon_ip,
                                     std::int64_t axon_port, std::string_view name, double timeout,
                                     std::string_view detail);

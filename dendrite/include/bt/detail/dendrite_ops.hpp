@@ -8,6 +8,7 @@
 #include <bt/dendrite_error.hpp>
 #include <bt/detail/uuid.hpp>  // make_uuid1, the dendrite's instance id
 #include <bt/dynamic_synapse.hpp>
+#include <bt/epistula.hpp>
 #include <bt/keypair.hpp>
 #include <bt/synapse.hpp>
 
@@ -112,6 +113,17 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
 std::error_code apply_response(const synapse_ref& ref, unsigned status,
                                const boost::beast::http::fields& headers, std::string_view body,
                                std::string& detail);
+
+/// Why an Epistula call's method or path cannot be sent (empty when both can): the method must
+/// be an HTTP token, the path start with '/' and hold no spaces or control characters.
+std::string epistula_target_problem(std::string_view method, std::string_view path);
+
+/// The HTTP/1.1 head of an Epistula request (docs/protocol.md, "Epistula"): request line, Host,
+/// Content-Type application/json, Content-Length `body_bytes`, the Epistula headers of `h`
+/// (Signed-For only when not empty), blank line. `head` is cleared first.
+void encode_epistula_head(std::string_view method, std::string_view path, std::string_view host,
+                          const epistula::request_headers& h, std::size_t body_bytes,
+                          std::string& head);
 
 /// Whether a Content-Type value is JSON as aiohttp's response.json() accepts it:
 /// application/json or application/<something>+json, parameters allowed, case-insensitive.

@@ -1,0 +1,44 @@
+// Authenticated responses (PROTOCOL 5.15): the header an axon adds to
+// every answer and the check a dendrite makes, written once for both sides.
+//
+//   header          bt-response-signature: v1.{axon_nonce}.0x{sr25519 signature, 128 hex}
+//   signed message  "bt-response-v1.{axon_nonce}.{axon_hotkey}.{caller_hotkey}.{request_id}.
+//                    {status}.{sha3_256(body) hex}"
+//
+// axon_nonce: 1 to 20 decimal digits chosen by the axon per answer (its clock in nanoseconds);
+// axon_hotkey: the axon's SS58 address; caller_hotkey and request_id: what the request claimed
+// (empty when it claimed nothing): "{dendrite.nonce}.{dendrite.uuid}" for a synapse request, the
+// Epistula-Uuid for an Epistula request; status: the decimal HTTP status; the body hash is over
+// the exact body bytes. The "bt-response-v1." prefix keeps the message from ever being read as a
+// request signature (those begin with digits or hex).
+#pragma once
+
+#include <bt/keypair.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bt::response_signature {
+
+/// The header's name (lower case, as written on the wire).
+inline constexpr std::string_view header = "bt-response-signature";
+
+/// The message an axon signs for one answer.
+std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
+                           std::string_view caller_hotkey, std::string_view request_id, int status,
+                           std::string_view body);
+
+/// The header value for one answer, signed by `axon_key` (sr25519, with a secret).
+std::string sign(const keypair& axon_key, std::string_view axon_nonce,
+                 std::string_view caller_hotkey, std::string_view request_id, int status,
+                 std::string_view body);
+
+/// Checks a header value against the answer received and the hotkey the caller meant to reach
+/// (never one taken from the response). Returns an empty string when the signature is valid,
+/// otherwise why not ("malformed ...", "signature mismatch ...").
+std::string verify(std::string_view header_value, std::string_view axon_hotkey,
+                   std::string_view caller_hotkey, std::string_view request_id, int status,
+                   std::string_view body);
+
+}  // namespace bt::response_signature

@@ -1,0 +1,79 @@
+// Authenticated responses (see response_signature.hpp).
+#include <bt/response_signature.hpp>
+
+#include <bt/hex.hpp>
+#include <bt/sha3.hpp>
+#include <bt/ss58.hpp>
+
+#include <array>
+
+namespace bt::response_signature {
+
+namespace {
+constexpr std::string_view scheme = "v1.";
+constexpr std::size_t max_nonce_digits = 20;  // any uint64 in decimal
+
+bool is_nonce(std::string_view s) {
+  if (s.empty() || s.size() > max_nonce_digits) return false;
+  for (const char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+}  // namespace
+
+std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
+                           std::string_view caller_hotkey, std::string_view request_id, int status,
+                           std::string_view body) {
+  std::string m = "bt-response-v1.";
+  m.append(axon_nonce);
+  m.push_back('.');
+  m.append(axon_hotkey);
+  m.push_back('.');
+  m.append(caller_hotkey);
+  m.push_back('.');
+  m.append(request_id);
+  m.push_back('.');
+  m.append(std::to_string(status));
+  m.push_back('.');
+  m.append(sha3_256_hex(body));
+  return m;
+}
+
+std::string sign(const keypair& axon_key, std::string_view axon_nonce,
+                 std::string_view caller_hotkey, std::string_view request_id, int status,
+                 std::string_view body) {
+  const auto sig = axon_key.sign(
+      signed_message(axon_nonce, axon_key.ss58_address(), caller_hotkey, request_id, status, body));
+  std::string v(scheme);
+  v.append(axon_nonce);
+  v.append(".0x");
+  v.append(to_hex(sig));
+  return v;
+}
+
+std::string verify(std::string_view header_value, std::string_view axon_hotkey,
+                   std::string_view caller_hotkey, std::string_view request_id, int status,
+                   std::string_view body) {
+  if (!header_value.starts_with(scheme))
+    return "malformed bt-response-signature (expected 'v1.<nonce>.0x<signature>')";
+  const std::string_view rest = header_value.substr(scheme.size());
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos)
+    return "malformed bt-response-signature (expected 'v1.<nonce>.0x<signature>')";
+  const std::string_view nonce = rest.substr(0, dot);
+  if (!is_nonce(nonce)) return "malformed bt-response-signature nonce (1 to 20 decimal digits)";
+  const std::string_view sig_text = rest.substr(dot + 1);
+  std::array<std::uint8_t, 64> sig{};
+  if (!sig_text.starts_with("0x") || !decode_hex(sig_text.substr(2), sig))
+    return "malformed bt-response-signature signature (expected 0x and 128 hex digits)";
+  std::error_code ec;
+  const auto pub = ss58::decode(axon_hotkey, ec);
+  if (!pub) return "the axon's hotkey '" + std::string(axon_hotkey) + "' is not SS58";
+  const std::string m = signed_message(nonce, axon_hotkey, caller_hotkey, request_id, status, body);
+  const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(m.data()), m.size());
+  if (verify_signature(crypto_type::sr25519, pub->public_key, bytes, sig))
+    return "signature mismatch with the axon's hotkey " + std::string(axon_hotkey);
+  return {};
+}
+
+}  // namespace bt::response_signature
