@@ -2,11 +2,12 @@
 // parser, request_parser.hpp feeding the header codec, every stage of pipeline.cpp, response.cpp).
 //
 // Transport: in memory. One bt::axon (one worker thread), never started, is driven by
-// axon/src/memory_session.hpp: each input is one connection over Beast's test stream, run on
-// this thread: the axon reads the bytes, then EOF (so no read waits on a deadline), answers and
-// closes; exchange() returns once the session has ended. No socket, no I/O thread, no wall-clock
-// wait: thousands of inputs per second where loopback gave 150-500 (docs/reliability.md). The
-// loopback path itself stays covered by the end-to-end tests (tests/axon, tests/hostile).
+// axon/src/memory_session.hpp: each input is one connection over a byte_stream in memory whose
+// reads and writes complete at once, run on this thread: the axon reads the bytes, then EOF (so
+// no read waits on a deadline), answers and closes; exchange() returns once the session has
+// ended. No socket, no I/O thread, no wall-clock wait: thousands of inputs per second where
+// loopback gave 150-500 (docs/reliability.md). The loopback path itself stays covered by the
+// end-to-end tests (tests/axon, tests/hostile).
 //
 // Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
 // although a request must be fresh and signed to pass verification). Tokens are resolved per

@@ -1,7 +1,7 @@
 // The connection's transport, type-erased: a connection (session.hpp) reads and writes through a
 // byte_stream and never names a socket type, so the whole session runs over a TCP socket in
-// production (tcp_byte_stream, made by the accept loop) and over any other Asio stream in tests
-// and the fuzzer (stream_adapter<beast::test::basic_stream<strand_t>>, memory_session.hpp).
+// production (tcp_byte_stream, made by the accept loop), over any other Asio stream
+// (stream_adapter), and in tests and the fuzzer over two strings (memory_session.cpp).
 //
 // Contract of every implementation:
 //   - All calls are made on the connection's strand; the operations complete on it.

@@ -1,6 +1,10 @@
-// memory_axon: see memory_session.hpp. The connection runs over
-// beast::test::basic_stream<strand_t>, adapted by stream_adapter (byte_stream.hpp): a stream with
-// no clock (deadlines ignored) whose cancel closes it.
+// memory_axon: see memory_session.hpp. The connection runs over memory_stream, a byte_stream
+// (byte_stream.hpp) over two strings: reads are served from the input and then report EOF, writes
+// append to the output. Every operation completes at once, without suspending: the session's
+// coroutine runs straight through its reads and writes, so a connection costs no scheduler
+// round trip per operation (only the handler's hand-off, timers and the spawn go through the
+// io_context). With no clock and no pending operation, deadlines and cancel have nothing to act
+// on: an input cannot make the session wait, because EOF always follows it.
 #include "memory_session.hpp"
 
 #include "axon_impl.hpp"
@@ -8,19 +12,62 @@
 #include "session.hpp"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/beast/_experimental/test/stream.hpp>
+#include <boost/asio/error.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
 namespace bt::detail {
 
 namespace {
-using memory_stream = beast::test::basic_stream<strand_t>;
-}
 
-memory_axon::memory_axon(axon& ax) : core_(axon_access::of(ax)) {
+class memory_stream final : public byte_stream {
+ public:
+  memory_stream(std::string_view input, std::string& output) : in_(input), out_(output) {}
+
+  task<io_result> read_some(net::mutable_buffer buffer) override { co_return read_now(buffer); }
+  task<io_result> write(std::span<const net::const_buffer> buffers) override {
+    co_return write_now(buffers);
+  }
+  void expires_after(clock_type::duration) override {}
+  void expires_at(clock_type::time_point) override {}
+  void expires_never() override {}
+  void cancel() override {}  // no operation is ever pending
+  void shutdown_send() override { send_closed_ = true; }
+  void close() override { send_closed_ = read_closed_ = true; }
+
+ private:
+  io_result read_now(net::mutable_buffer buffer) noexcept {
+    if (read_closed_) return {net::error::operation_aborted, 0};
+    if (buffer.size() == 0) return {beast::error_code{}, 0};
+    if (in_.empty()) return {net::error::eof, 0};
+    const std::size_t n = std::min(buffer.size(), in_.size());
+    std::memcpy(buffer.data(), in_.data(), n);
+    in_.remove_prefix(n);
+    return {beast::error_code{}, n};
+  }
+  io_result write_now(std::span<const net::const_buffer> buffers) {
+    if (send_closed_) return {net::error::broken_pipe, 0};
+    std::size_t n = 0;
+    for (const net::const_buffer& b : buffers) {
+      out_.append(static_cast<const char*>(b.data()), b.size());
+      n += b.size();
+    }
+    return {beast::error_code{}, n};
+  }
+
+  std::string_view in_;  // what the client sent and the axon has not read yet
+  std::string& out_;     // everything the axon wrote
+  bool send_closed_ = false;
+  bool read_closed_ = false;
+};
+
+}  // namespace
+
+memory_axon::memory_axon(axon& ax) : core_(axon_access::of(ax)), strand_(net::make_strand(ioc_)) {
   if (core_.started.exchange(true))
     throw std::logic_error("bt::detail::memory_axon: the axon was started");
   core_.prepare_serving();
@@ -32,21 +79,16 @@ memory_axon::~memory_axon() {
 
 std::string memory_axon::exchange(std::string_view input, std::string peer_ip,
                                   std::uint16_t peer_port) {
-  const strand_t strand = net::make_strand(ioc_);
-  memory_stream server(strand);
-  memory_stream client(strand);
-  client.connect(server);
-  server.append(input);   // everything the client sends, at once ...
-  server.close_remote();  // ... then EOF after it
+  std::string output;
   {
-    auto c = std::make_shared<connection>(
-        core_, strand, std::make_unique<stream_adapter<memory_stream>>(std::move(server)),
-        std::move(peer_ip), peer_port);
-    net::co_spawn(strand, connection::run(std::move(c)), [](std::exception_ptr) {});
+    auto c =
+        std::make_shared<connection>(core_, strand_, std::make_unique<memory_stream>(input, output),
+                                     std::move(peer_ip), peer_port);
+    net::co_spawn(strand_, connection::run(std::move(c)), [](std::exception_ptr) {});
   }
   ioc_.restart();
   ioc_.run();  // until the session ended and nothing else is pending
-  return std::string(client.str());
+  return output;
 }
 
 }  // namespace bt::detail

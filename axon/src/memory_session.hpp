@@ -1,6 +1,6 @@
 // Sessions of a bt::axon in memory: no socket, no acceptor, no I/O thread. Each exchange() runs
-// one real connection (session.cpp, every stage of pipeline.cpp, response.cpp) over Beast's test
-// stream on the caller's thread: the axon reads the input, then EOF (so no read waits on a
+// one real connection (session.cpp, every stage of pipeline.cpp, response.cpp) over an in-memory
+// byte_stream on the caller's thread: the axon reads the input, then EOF (so no read waits on a
 // deadline), answers, and closes. For tests (tests/axon/memory_session_test.cpp) and the fuzzer
 // (fuzz/axon_request_fuzz.cpp), which must not depend on the network or on wall time.
 //
@@ -40,6 +40,7 @@ class memory_axon {
  private:
   axon::impl& core_;
   net::io_context ioc_{1};
+  strand_t strand_;  // every connection's: one at a time, so they can share it
 };
 
 }  // namespace bt::detail
