@@ -4,9 +4,11 @@
 # is killed. Checked:
 #  1. every call got a result line (none hung); the calls that failed are bounded: those in
 #     flight on the killed axon, plus at most one per dendrite connection that was open to it
-#     (a request written to a connection the kernel reset before the dendrite noticed). HAProxy
-#     retries a failed connect on another axon (retries 3, option redispatch 1), so a new
-#     connection is not lost while the health checks catch up. Bound: 2 x the 16 in flight;
+#     (a request written to a connection the kernel reset before the dendrite noticed). A new
+#     connection HAProxy sends to the dead axon before its health checks catch up fails to
+#     connect, and HAProxy retries it on another axon (retries 3, option redispatch 1) before a
+#     byte is forwarded. Bound: 2 x the 16 in flight (the bound holds without redispatch too on
+#     this load: it checks that losses stay near the calls in flight, not the retry itself);
 #  2. HAProxy's health checks take axon 2 out (its log says DOWN) and afterwards every call
 #     succeeds, served by axons 1 and 3, which were never restarted;
 #  3. no request was answered twice: the 200 access lines of all three axons (the killed one's
