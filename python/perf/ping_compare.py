@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The seed's ping loop from Python: sequential calls of the base Synapse (timeout 5) against one
-bt-axon process, in one run, five ways:
+bt-axon process, in one run, six ways:
 
   bt-ping          the C++ loop (bt-ping --target ...), its mean process_time
   module query()   dendrite.query() of bittensor_cpp in a Python for loop (blocking, GIL released)
   module forward() `await dendrite.forward()` of bittensor_cpp in an asyncio loop
   shaped aiohttp   shaped_dendrite.ShapedDendrite: bittensor's dendrite call path (pydantic
                    models, to_headers, aiohttp, response validation and header merge, history)
+  shaped, schema rebuilt
+                   the same, with the JSON schema built afresh each time to_headers asks for it
+                   (as bittensor 10 on pydantic 2 does; pydantic 1 caches it per class)
   lean aiohttp     a minimal aiohttp client without models: the same headers and body as dicts
 
 Per call, each Python loop records the wall time of the call as the Python code sees it
@@ -146,8 +149,8 @@ def bt_ping_row(exe, axon, count):
     return row
 
 
-async def shaped_loop(keypair, axon, count):
-    d = ShapedDendrite(keypair)
+async def shaped_loop(keypair, axon, count, rebuild_schema=False):
+    d = ShapedDendrite(keypair, rebuild_schema=rebuild_schema)
     try:
         async def call():
             r = await d.forward(axon, Synapse(), timeout=TIMEOUT)
@@ -210,6 +213,8 @@ def measure(args):
 
             add(summary("module await forward()", *asyncio.run(timed_async(forward, args.count))))
         add(summary("shaped aiohttp dendrite", *asyncio.run(shaped_loop(alice, axon, args.count))))
+        add(summary("shaped, schema rebuilt", *asyncio.run(
+            shaped_loop(alice, axon, args.count, rebuild_schema=True))))
         add(summary("lean aiohttp client", *asyncio.run(lean_loop(alice, axon, args.count))))
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -245,6 +250,8 @@ def main():
         "shaped aiohttp / module query()": mean("shaped aiohttp dendrite") / mean("module query()"),
         "shaped aiohttp / module await forward()":
             mean("shaped aiohttp dendrite") / mean("module await forward()"),
+        "shaped, schema rebuilt / module query()":
+            mean("shaped, schema rebuilt") / mean("module query()"),
         "lean aiohttp / module query()": mean("lean aiohttp client") / mean("module query()"),
     }
     for k, v in ratios.items():

@@ -17,8 +17,8 @@ module is the one a validator would see when it swaps one for the other:
             signs "nonce.dendrite_hotkey.axon_hotkey.uuid.body_hash" with the module's Keypair;
   to_headers
             name and timeout, every non-None TerminalInfo field, the required fields from the
-            model's JSON schema, the headers' own size, the synapse's recursive size and the
-            body hash;
+            model's JSON schema (asked once per field; see Synapse.required_fields), the
+            headers' own size, the synapse's recursive size and the body hash;
   process_server_response
             on 200 validates the JSON body into a new model and copies its fields back one
             assignment (validated) at a time, else copies status and message; then parses the
@@ -138,7 +138,12 @@ class Synapse(pd.BaseModel):
         self.total_size = recursive_size(self)
         return self.total_size
 
-    def required_fields(self):
+    def required_fields(self, rebuild_schema=False):
+        """The JSON schema's required fields. bittensor 10 asks pydantic 2's model_json_schema(),
+        which builds the schema on every call; pydantic 1's schema() is cached per class, so
+        rebuild_schema=True builds it afresh (pydantic 1's generator) to show that cost."""
+        if rebuild_schema:
+            return pd.schema.model_schema(type(self)).get("required", [])
         return type(self).schema().get("required", [])
 
     @property
@@ -146,14 +151,14 @@ class Synapse(pd.BaseModel):
         fields = self.dict() if self.required_hash_fields else {}
         return sha3_hex("".join(sha3_hex(str(fields[f])) for f in self.required_hash_fields))
 
-    def to_headers(self):
+    def to_headers(self, rebuild_schema=False):
         headers = {"name": self.name, "timeout": str(self.timeout)}
         for prefix, block in (("axon", self.axon), ("dendrite", self.dendrite)):
             if block:
                 headers.update({f"bt_header_{prefix}_{k}": str(v)
                                 for k, v in block.dict().items() if v is not None})
         for field, value in self.dict().items():
-            required = self.required_fields()  # per field, as bittensor does
+            required = self.required_fields(rebuild_schema)  # per field, as bittensor does
             if field in headers or value is None:
                 continue
             if field in required:
@@ -206,8 +211,9 @@ class ShapedDendrite:
     """bittensor's Dendrite call path over one aiohttp.ClientSession, signing with a
     bittensor_cpp.Keypair (or anything with ss58_address and sign(str) -> bytes)."""
 
-    def __init__(self, keypair, external_ip="127.0.0.1"):
+    def __init__(self, keypair, external_ip="127.0.0.1", rebuild_schema=False):
         self.keypair = keypair
+        self.rebuild_schema = rebuild_schema  # see Synapse.required_fields
         self.uuid = str(uuid.uuid1())
         self.external_ip = external_ip
         self.synapse_history = []
@@ -249,7 +255,7 @@ class ShapedDendrite:
         try:
             self._log("-->", synapse)
             async with (await self.session).post(
-                    url, headers=synapse.to_headers(), json=synapse.dict(),
+                    url, headers=synapse.to_headers(self.rebuild_schema), json=synapse.dict(),
                     timeout=aiohttp.ClientTimeout(total=timeout)) as response:
                 body = await response.json()
                 self.process_server_response(response, body, synapse)
@@ -258,7 +264,8 @@ class ShapedDendrite:
             self.process_error(synapse, request_name, e)
         finally:
             self._log("<--", synapse)
-            self.synapse_history.append(Synapse.from_headers(synapse.to_headers()))
+            self.synapse_history.append(
+                Synapse.from_headers(synapse.to_headers(self.rebuild_schema)))
         return synapse.deserialize() if deserialize else synapse
 
     def preprocess_synapse_for_request(self, target, synapse, timeout=12.0):

@@ -34,11 +34,16 @@ def test_shaped_dendrite_against_bt_axon(bt_axon, alice, bob):
             refused = await d.forward(down, Dummy(dummy_input=1), timeout=5)
             slow = await d.forward(bt_axon, Hang(), timeout=1.0)
             ping = await d.forward(bt_axon, Synapse(), timeout=5)
-            return one, many, refused, slow, ping, len(d.synapse_history)
         finally:
             await d.close()
+        rebuilt = ShapedDendrite(alice, rebuild_schema=True)
+        try:
+            again = await rebuilt.forward(bt_axon, Dummy(dummy_input=2), timeout=10)
+        finally:
+            await rebuilt.close()
+        return one, many, refused, slow, ping, len(d.synapse_history), again
 
-    one, many, refused, slow, ping, history = asyncio.run(main())
+    one, many, refused, slow, ping, history, again = asyncio.run(main())
     assert isinstance(one, Dummy) and one.dummy_output == 42
     assert one.dendrite.status_code == 200 and one.axon.status_code == 200
     assert one.axon.hotkey == bob.ss58_address  # merged from the response headers
@@ -50,6 +55,7 @@ def test_shaped_dendrite_against_bt_axon(bt_axon, alice, bob):
     assert slow.dendrite.status_code == 408
     assert ping.dendrite.status_code == 200 and ping.name == "Synapse"
     assert history == 6  # one entry per call, as bittensor's synapse_history
+    assert again.dendrite.status_code == 200 and again.dummy_output == 4
 
 
 def test_shaped_models_validate_like_bittensors():
@@ -60,6 +66,7 @@ def test_shaped_models_validate_like_bittensors():
     with pytest.raises(Exception):
         s.dummy_input = "not a number"  # validated on assignment
     h = Dummy(dummy_input=3).to_headers()
+    assert Dummy(dummy_input=3).to_headers(rebuild_schema=True).keys() == h.keys()
     assert h["name"] == "Dummy" and "bt_header_input_obj_dummy_input" in h
     assert int(h["total_size"]) > 0 and len(h["computed_body_hash"]) == 64
     back = Dummy.from_headers({**h, "bt_header_axon_status_code": "200"})
