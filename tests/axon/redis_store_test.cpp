@@ -350,6 +350,9 @@ TEST_CASE("redis store: fail closed while Redis is down or frozen, serve again w
       if (!served) std::this_thread::sleep_for(50ms);
     }
     CHECK(served);
+    // Ready again once every loop's connections are back (each reconnects on its own backoff;
+    // the one that served may be the first).
+    CHECK(store->wait_ready(5s));
     CHECK(store->unavailable_reason().empty());
   };
 
