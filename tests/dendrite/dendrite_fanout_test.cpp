@@ -10,12 +10,17 @@
 #include <catch2/catch.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <array>
+#include <chrono>
 #include <future>
+#include <thread>
 
 using bt::examples::dummy;
 using namespace bt::test;
@@ -179,6 +184,42 @@ TEST_CASE("a dendrite running on the caller's executor", "[dendrite][fanout][cor
     CHECK((*r)->dendrite.status_code == 200);
     CHECK(d.stats().idle_connections == 1);
   }
+}
+
+TEST_CASE("cancelling on the handler's strand never races the completion (two threads)",
+          "[dendrite][fanout][cancel]") {
+  // The signal is emitted on the strand the handler is bound to, where the dendrite clears the
+  // slot: with two I/O threads the emission lands before, during or after the calls complete,
+  // and never at the same time as the clear (a data race TSan reports otherwise).
+  fault_server echo(port_echo());
+  bt::dendrite d(alice(), {.threads = 2});
+  std::vector<bt::axon_info> axons(3, echo.axon(bob().ss58_address()));
+  int answered = 0, cancelled = 0;
+  for (int i = 0; i < 200; ++i) {
+    const net::any_io_executor strand = net::make_strand(d.get_executor());
+    auto sig = std::make_shared<net::cancellation_signal>();
+    std::promise<std::vector<dummy>> p;
+    auto f = p.get_future();
+    d.async_forward(axons, dummy{}, 10.0,
+                    net::bind_cancellation_slot(
+                        sig->slot(), net::bind_executor(strand, [&p](std::vector<dummy> r) {
+                          p.set_value(std::move(r));
+                        })));
+    std::this_thread::sleep_for(std::chrono::microseconds(50 * (i % 8)));
+    net::post(strand, [sig] { sig->emit(net::cancellation_type::terminal); });
+    REQUIRE(f.wait_for(10s) == std::future_status::ready);
+    for (const auto& x : f.get()) {
+      if (x.dendrite.status_code == 200) {
+        ++answered;
+        CHECK(x.dummy_output == echo.axon("").port);
+      } else {
+        ++cancelled;
+        CHECK(x.dendrite.status_code == 503);
+        CHECK(x.dendrite.status_message == "Request cancelled: cancelled by the caller");
+      }
+    }
+  }
+  CHECK(answered + cancelled == 600);
 }
 
 TEST_CASE("cancelling a fan-out cancels its running calls", "[dendrite][fanout][cancel]") {
