@@ -15,3 +15,32 @@ if(TARGET bt-axon)
   endif()
   set_tests_properties("node: python dendrite vs bt-axon" PROPERTIES TIMEOUT 120)
 endif()
+
+# Epistula v2 against bt-axon's POST /echo (PROTOCOL 12): tests/node/epistula_signer_peer.mjs signs
+# requests from the convention's definition with @polkadot/util-crypto and checks what is
+# accepted and what is refused with which reason. The fleet case runs two bt-axon processes
+# sharing a redis-server (started by the peer) as their replay store. Never skipped: without
+# node or redis-server the tests fail.
+if(TARGET bt-axon)
+  find_program(BT_NODE_EXE node)
+  find_program(BT_REDIS_SERVER_EXE redis-server)
+  if(BT_NODE_EXE)
+    add_test(NAME "node: epistula signer vs bt-axon /echo"
+             COMMAND ${BT_NODE_EXE} epistula_signer_peer.mjs $<TARGET_FILE:bt-axon>
+             WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/node)
+  else()
+    add_test(NAME "node: epistula signer vs bt-axon /echo" COMMAND ${CMAKE_COMMAND} -E false)
+  endif()
+  if(BT_NODE_EXE AND BT_REDIS_SERVER_EXE)
+    add_test(NAME "node: epistula replay refused across two axons sharing redis"
+             COMMAND ${BT_NODE_EXE} epistula_signer_peer.mjs $<TARGET_FILE:bt-axon>
+                     ${BT_REDIS_SERVER_EXE}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/node)
+  else()
+    add_test(NAME "node: epistula replay refused across two axons sharing redis"
+             COMMAND ${CMAKE_COMMAND} -E false)
+  endif()
+  set_tests_properties("node: epistula signer vs bt-axon /echo"
+                       "node: epistula replay refused across two axons sharing redis"
+                       PROPERTIES TIMEOUT 120)
+endif()

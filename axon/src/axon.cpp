@@ -176,9 +176,12 @@ bool axon::impl::on_io_thread() const noexcept {
 
 void axon::impl::prepare_serving() {
   synapse_list = "[";
-  for (std::size_t i = 0; i < routes.size(); ++i) {
-    if (i) synapse_list += ", ";
-    append_python_repr(routes[i]->name(), synapse_list);
+  bool first = true;
+  for (const auto& r : routes) {
+    if (r->plain()) continue;  // "Available synapses": plain routes are not synapses
+    if (!first) synapse_list += ", ";
+    first = false;
+    append_python_repr(r->name(), synapse_list);
   }
   synapse_list += "]";
   pool = std::make_unique<detail::worker_pool>(opts.max_workers, opts.max_queued_requests);
@@ -215,8 +218,15 @@ void axon::add_route(detail::route_spec r) {
   auto& s = *impl_;
   if (s.started.load())
     throw std::logic_error("bt::axon::attach: routes are fixed once the axon has started");
+  if (r.policy.auth != auth_mode::bittensor)
+    throw std::invalid_argument(
+        "bt::axon::attach: synapse routes support auth_mode::bittensor only");
+  for (auto& existing : s.routes)
+    if (existing->plain() && existing->path() == r.type->route())
+      throw std::logic_error("bt::axon::attach: path '" + r.type->route() +
+                             "' is already served by a plain route");
   for (auto& existing : s.routes) {
-    if (existing->name() != r.type->name()) continue;
+    if (existing->plain() || existing->name() != r.type->name()) continue;
     if (existing->spec.run_inline) {  // the built-in ping may be replaced once
       if (!r.policy.blacklist && !r.policy.priority && !r.policy.verify)
         r.policy = std::move(existing->spec.policy);  // keep a policy set with set_route_options
@@ -229,13 +239,48 @@ void axon::add_route(detail::route_spec r) {
   s.routes.push_back(std::make_unique<detail::route>(detail::route{std::move(r)}));
 }
 
+axon& axon::route(std::string_view method, std::string_view path, json_handler handler,
+                  json_route_options options) {
+  auto& s = *impl_;
+  if (s.started.load())
+    throw std::logic_error("bt::axon::route: routes are fixed once the axon has started");
+  if (method != "POST" && method != "GET")
+    throw std::invalid_argument("bt::axon::route: method must be \"POST\" or \"GET\", not \"" +
+                                std::string(method) + "\"");
+  const bool bad_char = std::any_of(path.begin(), path.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u <= 0x20 || u >= 0x7f || c == '?' || c == '#';
+  });
+  if (path.size() < 2 || path.front() != '/' || bad_char)
+    throw std::invalid_argument(
+        "bt::axon::route: path must be '/' and printable ASCII without "
+        "spaces, '?' or '#': \"" +
+        std::string(path) + "\"");
+  if (!handler) throw std::invalid_argument("bt::axon::route: null handler");
+  if (options.auth != auth_mode::epistula)
+    throw std::invalid_argument("bt::axon::route: plain routes support auth_mode::epistula only");
+  for (const auto& existing : s.routes)
+    if (existing->path() == path)
+      throw std::logic_error("bt::axon::route: path '" + std::string(path) + "' is already served");
+  detail::route_spec r;
+  r.json_forward = std::move(handler);
+  r.json_path = std::string(path);
+  r.json_get = method == "GET";
+  r.json_policy = std::move(options);
+  s.routes.push_back(std::make_unique<detail::route>(detail::route{std::move(r)}));
+  return *this;
+}
+
 axon& axon::set_route_options(std::string_view synapse_name, route_options policy) {
   auto& s = *impl_;
   if (s.started.load())
     throw std::logic_error(
         "bt::axon::set_route_options: routes are fixed once the axon has started");
+  if (policy.auth != auth_mode::bittensor)
+    throw std::invalid_argument(
+        "bt::axon::set_route_options: synapse routes support auth_mode::bittensor only");
   for (auto& r : s.routes) {
-    if (r->name() == synapse_name) {
+    if (!r->plain() && r->name() == synapse_name) {
       r->spec.policy = std::move(policy);
       return *this;
     }
@@ -501,7 +546,8 @@ const keypair& axon::hotkey() const noexcept {
 
 std::vector<std::string> axon::synapse_names() const {
   std::vector<std::string> names;
-  for (const auto& r : impl_->routes) names.push_back(r->name());
+  for (const auto& r : impl_->routes)
+    if (!r->plain()) names.push_back(r->name());
   return names;
 }
 

@@ -25,6 +25,8 @@ enum class axon_errc {
   unknown_route,       // 404, details: the name, then " Available synapses [...]" or ""
   // 2. header synapse
   malformed_headers,  // 400, detail: what and why
+  // 2-3 of a plain route (json_pipeline.cpp): the Epistula head
+  epistula_malformed,  // 400, detail: which header and why
   // 3. verification (built-in and the route's verify function)
   not_verified,  // 401, detail: why
   // 4. blacklist
@@ -34,6 +36,7 @@ enum class axon_errc {
   nonce_replayed,           // 401
   nonce_store_full,         // 503 + Retry-After
   nonce_store_unavailable,  // 503 + Retry-After: the store could not answer (nothing recorded)
+  epistula_replayed,        // 401: the signer already used this Epistula-Uuid in the window
   // 6-7. admission
   queue_full,  // 503 + Retry-After
   // 7. body read

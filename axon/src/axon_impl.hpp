@@ -33,11 +33,17 @@ namespace bt::detail {
 
 class connection;
 
-/// One attached synapse type.
+/// One attached synapse type, or a plain JSON route (axon::route; no synapse type).
 struct route {
   route_spec spec;
-  const std::string& name() const noexcept { return spec.type->name(); }
-  const std::string& path() const noexcept { return spec.type->route(); }
+  bool plain() const noexcept { return !spec.type; }
+  /// The synapse's name, or a plain route's path ("/echo": no synapse name starts with '/').
+  const std::string& name() const noexcept {
+    return spec.type ? spec.type->name() : spec.json_path;
+  }
+  const std::string& path() const noexcept {
+    return spec.type ? spec.type->route() : spec.json_path;
+  }
 };
 
 }  // namespace bt::detail

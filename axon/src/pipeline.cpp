@@ -35,6 +35,9 @@
 //      or, for a streaming route      200 text/event-stream, bt headers, the handler's chunks
 //      (PROTOCOL 7)                   (sent by its stream_writer as it goes), the final chunk
 //
+// A plain JSON route (axon::route) leaves this table after stage 1 for its own, Epistula's
+// (json_pipeline.cpp), and rejoins it for the forward (9) under the same deadline rules.
+//
 // A streaming route shares stages 1-8 and the deadline of 9. Its head goes out with the first
 // chunk (stream_writer.cpp); until then every failure is answered as above. After it, a failure
 // (handler threw, deadline, write failed or stalled, shutdown) can only cut the stream: the
@@ -171,7 +174,9 @@ void request_job::run() noexcept {
     stats->on_worker_job(r, std::chrono::duration<double>(started - queued_at).count(), run_s);
   });
   try {
-    if (r->spec.stream) {
+    if (r->plain()) {
+      reply = r->spec.json_forward(raw_body, parsed, ctx);
+    } else if (r->spec.stream) {
       r->spec.stream(*body, writer, ctx);
     } else {
       r->spec.forward(*body, ctx);

@@ -7,6 +7,7 @@
 
 #include "axon_errc.hpp"
 #include "axon_metrics.hpp"
+#include "epistula.hpp"
 #include "net.hpp"
 #include "request_parser.hpp"
 #include "stream.hpp"
@@ -49,6 +50,13 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   worker_pool* slot = nullptr;           // a queue slot this request holds (released at the end)
   axon_metrics* stats = nullptr;         // worker-pool jobs: queue wait and handler time
   std::chrono::steady_clock::time_point queued_at{};  // submitted to the pool
+  // Plain JSON routes only (json_pipeline.cpp); ctx's strings point into the first two.
+  std::string signer;              // Epistula-Signed-By
+  std::string request_uuid;        // Epistula-Uuid
+  std::int64_t replay_expiry = 0;  // when the replay store may forget the uuid (ns)
+  std::string raw_body;            // the body bytes the handler gets
+  json parsed;                     // the body parsed (null when empty)
+  json_reply reply;                // what the handler answered
 
   request_job() = default;
   request_job(const request_job&) = delete;
@@ -107,6 +115,7 @@ struct request_state {
   double priority = 0;                // the route's priority function (D15)
   bool needs_slot = false;            // takes a slot of the bounded queue
   std::size_t body_bytes = 0;         // for the access line
+  epistula_claim claim;               // plain routes: what the Epistula head decoded
 };
 
 // ---- the stages, in order (pipeline.cpp) ----
@@ -148,6 +157,26 @@ stage_result start_forward(request_state& st, connection& c);
 /// to answer (408, 500, a forward_error's), or none for the success answer. Tells a handler
 /// still running to stop. `close`: the answer closes the connection.
 stage_result forward_outcome(request_state& st, bool close);
+
+// ---- a plain JSON route's stages, in order (json_pipeline.cpp; PROTOCOL 12) ----
+
+/// J1. The route's method; the job and the deadline; the Epistula head (version, timestamp
+/// window, Signed-By, Signed-For, uuid, the signature's form). Then 7a (check_declared_length)
+/// and the body read, as for synapses.
+stage_result check_json_head(request_state& st);
+/// J2. SHA-256 of the body and the sr25519 signature over the signed text. `scratch`: the text.
+stage_result verify_epistula(request_state& st, std::string_view body, std::string& scratch);
+/// J3. The replay store records (Signed-By, "epistula:" + uuid) until the timestamp leaves the
+/// window: inline (stores that answer inline), or started here and answered by
+/// epistula_outcome() (the session waits, as for synapse nonces).
+stage_result record_epistula(request_state& st);
+void start_record_epistula(const request_state& st, nonce_completion done) noexcept;
+stage_result epistula_outcome(nonce_verdict v, bool close);
+/// J4. Blacklist on the verified signer, priority and a queue slot (admit() follows).
+stage_result check_json_policy(request_state& st);
+/// J5. The body as JSON (bt::parse_json: depth-limited, no duplicate keys); moves the bytes
+/// into the job for the handler. Then start_forward() and forward_outcome() as for synapses.
+stage_result parse_json_request(request_state& st, std::string& body);
 
 /// The deadline passed (or the handler's result came too late to count): tells the handler to
 /// stop (its cancellation flag, and a coroutine's cancellation while it still runs) and returns

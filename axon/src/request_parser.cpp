@@ -26,10 +26,14 @@ void request_parser::on_field_impl(boost::beast::http::field name,
     ec = boost::beast::http::error::bad_transfer_encoding;
     return;
   }
+  const std::string_view field(name_string.data(), name_string.size());
+  if (epistula_headers::is_epistula(field)) {
+    epistula_.feed(field, std::string_view(value.data(), value.size()));
+    return;
+  }
   // The codec keeps the first error and ignores the rest; the pipeline acts on it only after the
   // route matched (an unknown route is 404 whatever its headers look like).
-  reader_.feed(std::string_view(name_string.data(), name_string.size()),
-               std::string_view(value.data(), value.size()));
+  reader_.feed(field, std::string_view(value.data(), value.size()));
 }
 
 std::size_t request_parser::append(boost::beast::string_view data, boost::beast::error_code& ec) {

@@ -5,6 +5,8 @@
 // body limit is set by the pipeline once the request has been admitted.
 #pragma once
 
+#include "epistula.hpp"
+
 #include <bt/header_codec.hpp>
 #include <bt/synapse.hpp>
 
@@ -39,6 +41,8 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   bool expect_continue() const noexcept { return expect_continue_; }
   /// How many `Host` fields the head carried (RFC 9112 3.2: exactly one in HTTP/1.1).
   unsigned host_fields() const noexcept { return host_fields_; }
+  /// The head's Epistula-* fields (PROTOCOL 12), which the header codec never sees.
+  const epistula_headers& epistula() const noexcept { return epistula_; }
   /// Bound enforced while the body arrives (besides the parser's own body_limit).
   void max_body(std::uint64_t n) noexcept { max_body_ = n; }
 
@@ -106,6 +110,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   }
 
   header_reader reader_;
+  epistula_headers epistula_;
   std::string& target_;
   std::string& body_;
   verb method_ = verb::unknown;

@@ -112,14 +112,23 @@ void build_stream_head(std::string& out, const route& r, synapse& s, double proc
   out.append("\r\n");
 }
 
+void write_message_body(std::string& out, std::string_view message) {
+  out.assign("{\"message\":");
+  out.append(json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
+  out.push_back('}');
+}
+
+void build_json_response(response_buffers& out, int status, bool close, int retry_after_s) {
+  start_head(out.head, status, out.body.size(), close, retry_after_s);
+  out.head.append("\r\n");
+}
+
 void build_error_response(const axon::impl& core, response_buffers& out, int status,
                           std::string_view message, const route* r, const synapse* headers,
                           bool verified, double process_time, bool close, int retry_after_s) {
   // Body: {"message": ...} compact, raw UTF-8 (Starlette's JSONResponse); invalid UTF-8 (a
   // client-supplied path, say) is replaced rather than failing the answer.
-  out.body.assign("{\"message\":");
-  out.body.append(json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
-  out.body.push_back('}');
+  write_message_body(out.body, message);
   start_head(out.head, status, out.body.size(), close, retry_after_s);
   head_writer w(out.head);
   const to_headers_options hopt{.body_bytes = out.body.size()};

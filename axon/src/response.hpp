@@ -37,6 +37,15 @@ void build_error_response(const axon::impl& core, response_buffers& out, int sta
                           std::string_view message, const route* r, const synapse* headers,
                           bool verified, double process_time, bool close, int retry_after_s = 0);
 
+/// A plain JSON route's answer (PROTOCOL 12): the status line, `content-type:
+/// application/json`, Content-Length of `out.body` (the JSON text, already written there) and
+/// Retry-After when `retry_after_s` > 0; no bt headers (there is no synapse).
+void build_json_response(response_buffers& out, int status, bool close, int retry_after_s = 0);
+
+/// `{"message": message}` into `out` (raw UTF-8, invalid bytes replaced), the body of every
+/// error answer.
+void write_message_body(std::string& out, std::string_view message);
+
 /// The head of a streamed answer (PROTOCOL 7, D17) into `out`: HTTP 200 whatever the synapse's
 /// status says, `content-type: text/event-stream` first, the bt headers of `s` (axon.status_code
 /// 200 and status_message "Success" unless the forward chose them, axon.process_time set here),

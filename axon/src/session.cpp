@@ -58,12 +58,15 @@ struct nonce_wait {
   }
 };
 
-task<nonce_verdict> await_nonce_verdict(const request_state& st) {
+/// `start`: start_record_nonce (synapses) or start_record_epistula (plain routes).
+task<nonce_verdict> await_nonce_verdict(const request_state& st,
+                                        void (*start)(const request_state&,
+                                                      nonce_completion) noexcept) {
   return net::async_initiate<const net::use_awaitable_t<strand_t>, void(nonce_verdict)>(
-      [&st](auto handler) {
+      [&st, start](auto handler) {
         using wait = nonce_wait<decltype(handler)>;
         auto* w = new wait{std::move(handler)};
-        start_record_nonce(st, nonce_completion{&wait::complete, w});
+        start(st, nonce_completion{&wait::complete, w});
       },
       net::use_awaitable_t<strand_t>{});
 }
@@ -234,15 +237,24 @@ task<beast::error_code> connection::read_until_done(request_parser& p, bool head
 task<bool> connection::answer(const rejection& rej, const request_state* st) {
   const clock_type::time_point t0 = st ? st->t0 : clock_type::now();
   const double elapsed = seconds_since(t0);
-  const bool known = st && st->job;  // the header synapse exists: it is echoed, stamped
-  build_error_response(core_, out_, rej.status, rej.message, known ? st->r : nullptr,
-                       known ? &st->job->headers : nullptr, st && st->verified, elapsed, rej.close,
-                       rej.retry_after_s);
+  const bool known = st && st->job;            // the header synapse exists: it is echoed, stamped
+  const bool plain = known && st->r->plain();  // a plain route's answer: JSON, no bt headers
+  if (plain) {
+    write_message_body(out_.body, rej.message);
+    build_json_response(out_, rej.status, rej.close, rej.retry_after_s);
+  } else {
+    build_error_response(core_, out_, rej.status, rej.message, known ? st->r : nullptr,
+                         known ? &st->job->headers : nullptr, st && st->verified, elapsed,
+                         rej.close, rej.retry_after_s);
+  }
   core_.stats->on_rejection(rej.code);
   core_.stats->on_answer(st ? st->r : nullptr, rej.status, elapsed);
+  const std::string_view caller =
+      plain   ? (st->job->ctx.hotkey.empty() ? std::string_view("-") : st->job->ctx.hotkey)
+      : known ? or_dash(st->job->headers.dendrite.hotkey)
+              : std::string_view("-");
   log_access(core_, peer_ip_, peer_port_, st ? st->body_bytes : 0,
-             known ? std::string_view(st->r->name()) : request_path(target_),
-             known ? or_dash(st->job->headers.dendrite.hotkey) : std::string_view("-"), rej.status,
+             known ? std::string_view(st->r->name()) : request_path(target_), caller, rej.status,
              rej.message, elapsed);
   if (rej.close) linger_ = true;
   const bool written = co_await write_response();
@@ -371,14 +383,16 @@ task<bool> connection::serve(request_parser& p) {
   stage_result rej;
 
   // ---- stages 1-7a: the head alone decides; every refusal closes (nothing of the body read) ----
-  if ((rej = check_request_line(st)) || (rej = parse_header_synapse(st)) ||
-      (rej = verify(st, out_.scratch)) || (rej = check_blacklist(st)))
+  if ((rej = check_request_line(st))) co_return co_await answer(*rej, &st);
+  if (st.r->plain()) co_return co_await serve_json(st);
+  if ((rej = parse_header_synapse(st)) || (rej = verify(st, out_.scratch)) ||
+      (rej = check_blacklist(st)))
     co_return co_await answer(*rej, &st);
   if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
     rej = record_nonce(st);
   } else {
     const clock_type::time_point store_t0 = clock_type::now();
-    const nonce_verdict v = co_await await_nonce_verdict(st);
+    const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_nonce);
     core_.stats->on_store(v, seconds_since(store_t0));
     rej = nonce_outcome(v);
   }
@@ -423,6 +437,62 @@ task<bool> connection::serve(request_parser& p) {
   log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
              st.job->ctx.hotkey.empty() ? std::string_view("-") : st.job->ctx.hotkey, status,
              or_dash(s.axon.status_message), elapsed);
+  const bool written = co_await write_response();
+  co_return written && !close;
+}
+
+task<bool> connection::serve_json(request_state& st) {
+  stage_result rej;  // a named object: see serve()
+
+  // ---- J1, 7a: the Epistula head and the declared length; refusals close ----
+  if ((rej = check_json_head(st)) || (rej = check_declared_length(st)))
+    co_return co_await answer(*rej, &st);
+
+  // ---- 7b. the body, under the watchdog ----
+  if (st.body_pending) {
+    bool alive = true;
+    rej = co_await read_body(st, alive);
+    if (rej) co_return co_await answer(*rej, &st);
+    if (!alive) co_return false;
+  }
+
+  // ---- J2, J3: the signature over the body, then the replay store ----
+  if ((rej = verify_epistula(st, body_, out_.scratch))) co_return co_await answer(*rej, &st);
+  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
+    rej = record_epistula(st);
+  } else {
+    const clock_type::time_point store_t0 = clock_type::now();
+    const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_epistula);
+    core_.stats->on_store(v, seconds_since(store_t0));
+    rej = epistula_outcome(v, !st.keep_alive);
+  }
+  if (rej) co_return co_await answer(*rej, &st);
+
+  // ---- J4, 7c, J5: policy, admission, the body as JSON ----
+  if ((rej = check_json_policy(st)) || (rej = admit(st)) || (rej = parse_json_request(st, body_)))
+    co_return co_await answer(*rej, &st);
+
+  // ---- 9. forward on the worker pool, under the deadline ----
+  if ((rej = start_forward(st, *this))) co_return co_await answer(*rej, &st);
+  co_await wait_for_handler(st);
+  const bool close = !st.keep_alive || stop_requested_;
+  rej = forward_outcome(st, close);
+  if (aborted_ && !st.job->done) {
+    core_.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)",
+                    st.r->name(), peer_ip_, peer_port_);
+    co_return false;
+  }
+  if (rej) co_return co_await answer(*rej, &st);
+
+  // ---- 10. the handler's status and JSON ----
+  json_reply& reply = st.job->reply;
+  const int status = reply.status >= 100 && reply.status <= 599 ? reply.status : 500;
+  out_.body = reply.body.dump(-1, ' ', false, json::error_handler_t::replace);
+  build_json_response(out_, status, close);
+  const double elapsed = seconds_since(st.t0);
+  core_.stats->on_answer(st.r, status, elapsed);
+  log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(), st.job->ctx.hotkey, status,
+             "-", elapsed);
   const bool written = co_await write_response();
   co_return written && !close;
 }

@@ -72,6 +72,8 @@ class connection : public std::enable_shared_from_this<connection> {
   /// answer. Writes exactly one response (or none if the connection dies or the axon aborts).
   /// Returns whether the connection may carry another request.
   task<bool> serve(request_parser& p);
+  /// serve() for a plain JSON route, once stage 1 matched it (json_pipeline.cpp's stages).
+  task<bool> serve_json(request_state& st);
   /// opts.proxy_protocol: checks that the peer is a trusted proxy, reads its PROXY header (under
   /// proxy_header_timeout and the size caps) and takes the caller's address from it. Bytes after
   /// the header stay in buffer_ for the first request. False: close (logged and counted).

@@ -22,6 +22,7 @@
 #include <bt/axon_info.hpp>
 #include <bt/axon_options.hpp>
 #include <bt/dynamic_synapse.hpp>
+#include <bt/json.hpp>
 #include <bt/keypair.hpp>
 #include <bt/metrics.hpp>
 #include <bt/request_context.hpp>
@@ -30,6 +31,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,6 +54,12 @@ struct verdict {
   static verdict deny(std::string reason) { return {false, std::move(reason)}; }
 };
 
+/// How a route's requests are authenticated (docs/axon.md "Plain JSON routes"; PROTOCOL 12):
+/// bittensor's signed synapse headers (PROTOCOL 5.5), or Epistula v2's signed headers over the
+/// exact body bytes, or either of the two (decided per request by the presence of an
+/// `Epistula-*` header).
+enum class auth_mode { bittensor, epistula, either };
+
 /// Per-route policy. The functions receive the *header view* of the request (base synapse fields
 /// as sent in headers; the body has not been read yet) and the verified caller. They run on an
 /// I/O thread, possibly concurrently: keep them fast, non-blocking and thread-safe.
@@ -65,6 +73,39 @@ struct route_options {
   /// An extra check after the built-in signature and freshness checks (never instead of them, so
   /// it cannot reopen D1). Denied -> 401 `Not Verified with error: {reason}`.
   std::function<verdict(const synapse& headers, const request_context& caller)> verify{};
+  /// Synapse routes support `bittensor` only for now: attach() throws std::invalid_argument for
+  /// another mode.
+  auth_mode auth = auth_mode::bittensor;
+};
+
+/// What a plain JSON route's handler answers: the HTTP status (100-599; anything else is
+/// answered 500) and the JSON body, sent as `application/json`.
+struct json_reply {
+  int status = 200;
+  json body = json::object();
+};
+
+/// A plain JSON route's handler: the exact body bytes, the body parsed as JSON (null for an
+/// empty body) and the verified caller (request_context::hotkey is the Epistula-Signed-By
+/// address once its signature was checked). Runs on the worker pool; may run concurrently with
+/// itself (must be thread-safe). May throw bt::forward_error to choose an error status, as a
+/// synapse forward does; any other exception is answered 500 `Internal Server Error #<id>`.
+using json_handler =
+    std::function<json_reply(std::string_view body, const json& parsed, const request_context&)>;
+
+/// Policy of a plain JSON route (axon::route). Blacklist and priority see the verified caller
+/// only (there is no synapse), and run after the signature check and the replay store.
+struct json_route_options {
+  /// Plain routes support `epistula` only for now: route() throws std::invalid_argument for
+  /// another mode.
+  auth_mode auth = auth_mode::epistula;
+  /// Denied -> 403 `Forbidden. Key is blacklisted: {reason}.`
+  std::function<verdict(const request_context& caller)> blacklist{};
+  /// Queue order, as route_options::priority.
+  std::function<double(const request_context& caller)> priority{};
+  /// The request's deadline after its head arrived (an Epistula request carries no timeout):
+  /// 408 past it. Capped by axon_options::max_request_timeout.
+  std::chrono::milliseconds timeout{12'000};
 };
 
 /// Thrown by a forward function to answer with its own status: HTTP `status()` and
@@ -98,6 +139,12 @@ struct route_spec {
   std::function<boost::asio::awaitable<void>(synapse&, stream_writer&, const request_context&)>
       stream_async;
   route_options policy;
+  /// A plain JSON route (axon::route) instead of a synapse: `type` and the four forwards above
+  /// are null, and these describe it.
+  json_handler json_forward;
+  std::string json_path;  ///< "/echo"
+  bool json_get = false;  ///< the route's method is GET (else POST)
+  json_route_options json_policy;
   /// Only for the built-in ping, whose forward returns its input: runs on the I/O thread.
   bool run_inline = false;
 
@@ -226,6 +273,16 @@ class axon {
     add_route(std::move(r));
     return *this;
   }
+
+  /// Serves a plain JSON route: `method` "POST" or "GET", `path` an exact path ("/echo"; no
+  /// query, not a synapse's path). Every request is authenticated as `options.auth` says
+  /// (Epistula v2 by default: PROTOCOL 12) before the handler runs; blacklist, priority, the
+  /// request's deadline, the body limit and the worker pool apply as for synapses. The answer
+  /// is the handler's status and JSON body. Call before start(); throws std::invalid_argument
+  /// for a bad method, path or auth mode, std::logic_error for a path already served or after
+  /// start().
+  axon& route(std::string_view method, std::string_view path, json_handler handler,
+              json_route_options options = {});
 
   /// Replaces the policy (blacklist, priority, verify) of an attached route, for example the
   /// built-in "Synapse" ping, whose forward stays ours. Call before start(); throws

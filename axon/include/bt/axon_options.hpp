@@ -120,6 +120,17 @@ struct axon_options {
   /// (the anti-replay window per endpoint; Python >= 7.2's rule is
   /// nonce_rule::strictly_increasing).
   std::shared_ptr<nonce_store> nonces{};
+  /// Epistula v2 requests (plain routes, PROTOCOL 12): how old an Epistula-Timestamp may be. The
+  /// replay store remembers each signer's uuid this long after its timestamp, so the window also
+  /// bounds that memory (one record per request; memory_nonce_store's per-hotkey quota then
+  /// caps one signer at about max_entries_per_hotkey requests per window).
+  std::chrono::milliseconds epistula_past_window{8'000};
+  /// How far ahead of this axon's clock an Epistula-Timestamp may be (clock skew).
+  std::chrono::milliseconds epistula_future_window{2'000};
+  /// Refuse an Epistula request without Epistula-Signed-For (the convention makes it optional;
+  /// a request signed for no one could be replayed against every miner within the window, so
+  /// this axon requires it unless told otherwise). A present Signed-For must always be ours.
+  bool epistula_require_signed_for = true;
   /// Sign error responses with the axon's hotkey (PROTOCOL 5.13). Costs one signature per error;
   /// no reference client checks it.
   bool sign_error_responses = true;
