@@ -329,7 +329,7 @@ class axon {
   std::string bound_ip() const;
   /// This axon's hotkey: requests must be signed for its SS58 address.
   const keypair& hotkey() const noexcept;
-  /// Route names in attach order, "Synapse" first.
+  /// Synapse names in attach order, "Synapse" first (plain JSON routes are not listed).
   std::vector<std::string> synapse_names() const;
   /// Connections currently open.
   std::size_t connections() const noexcept;

@@ -14,17 +14,21 @@ namespace bt {
 
 struct request_context {
   /// SS58 (format 42) of the caller's hotkey. The signature over
-  /// "{nonce}.{hotkey}.{our hotkey}.{uuid}.{body_hash}" was checked against it, unless the axon
-  /// runs with `insecure_skip_verification` (then `verified` is false and this is a claim).
+  /// "{nonce}.{hotkey}.{our hotkey}.{uuid}.{body_hash}" was checked against it (on a plain JSON
+  /// route: Epistula-Signed-By, whose signature over the body was checked, PROTOCOL 12), unless
+  /// the axon runs with `insecure_skip_verification` (then `verified` is false and this is a
+  /// claim).
   std::string_view hotkey{};
-  /// The caller's dendrite instance id (bt_header_dendrite_uuid).
+  /// The caller's dendrite instance id (bt_header_dendrite_uuid); on a plain JSON route the
+  /// request's Epistula-Uuid.
   std::string_view uuid{};
-  /// The caller's nonce (wall-clock nanoseconds), already accepted by the nonce store.
+  /// The caller's nonce (wall-clock nanoseconds), already accepted by the nonce store; on a plain
+  /// JSON route the Epistula-Timestamp in nanoseconds.
   std::int64_t nonce = 0;
   /// Observed TCP peer address (never the client's claimed bt_header_dendrite_ip).
   std::string_view ip{};
   std::uint16_t port = 0;
-  /// The synapse (route) name, e.g. "Dummy".
+  /// The synapse (route) name, e.g. "Dummy"; a plain JSON route's path, e.g. "/echo".
   std::string_view synapse_name{};
   bool verified = false;
 
