@@ -326,6 +326,10 @@ void axon::start(std::error_code& ec) {
     s.log->error("axon: proxy_protocol needs trusted_proxies (every connection would be closed)");
     return fail(std::make_error_code(std::errc::invalid_argument));
   }
+  if (s.opts.sign_responses && !s.hotkey.has_secret()) {
+    s.log->error("axon: sign_responses needs the hotkey's secret key (or sign_responses = false)");
+    return fail(std::make_error_code(std::errc::invalid_argument));
+  }
   if (s.opts.sign_error_responses && !s.hotkey.has_secret())
     s.log->warn("axon: the hotkey has no secret; error responses will not be signed");
 

@@ -7,6 +7,7 @@
 #include <bt/hex.hpp>
 #include <bt/json.hpp>
 #include <bt/json_body.hpp>
+#include <bt/response_signature.hpp>
 #include <bt/version.hpp>
 
 #include <boost/beast/http/status.hpp>
@@ -181,6 +182,38 @@ void build_error_response(const axon::impl& core, response_buffers& out, int sta
     to_headers(*r->spec.type, *obj, w, hopt);
   }
   out.head.append("\r\n");
+}
+
+response_identity identify_request(const epistula_headers* epi, const synapse* headers) {
+  response_identity id;
+  if (epi && epi->any()) {
+    id.caller_hotkey = epi->value(epistula_headers::signed_by);
+    id.request_id = epi->value(epistula_headers::uuid);
+    return id;
+  }
+  if (!headers) return id;
+  const terminal_info& d = headers->dendrite;
+  if (d.hotkey) id.caller_hotkey = *d.hotkey;
+  if (d.nonce && d.uuid) {
+    append_int(*d.nonce, id.request_id);
+    id.request_id.push_back('.');
+    id.request_id.append(*d.uuid);
+  }
+  return id;
+}
+
+void sign_response(const axon::impl& core, response_buffers& out, int status,
+                   const response_identity& id) {
+  if (!core.opts.sign_responses) return;
+  std::string nonce;
+  append_int(now_ns(), nonce);
+  const std::string value = response_signature::sign(core.hotkey, nonce, id.caller_hotkey,
+                                                     id.request_id, status, out.body);
+  // The head ends with the blank line: the field goes before it.
+  const std::size_t at = out.head.size() - 2;
+  std::string line(response_signature::header);
+  line.append(": ").append(value).append("\r\n");
+  out.head.insert(at, line);
 }
 
 }  // namespace bt::detail

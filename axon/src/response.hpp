@@ -6,6 +6,8 @@
 #include <bt/axon.hpp>
 #include <bt/synapse.hpp>
 
+#include "epistula.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,6 +54,26 @@ void write_message_body(std::string& out, std::string_view message);
 /// `transfer-encoding: chunked`, no Content-Length.
 void build_stream_head(std::string& out, const route& r, synapse& s, double process_time,
                        bool close);
+
+/// What a response signature names of the request it answers (PROTOCOL 5.15):
+/// the caller's hotkey and the request id as the request claimed them, each empty when absent.
+struct response_identity {
+  std::string caller_hotkey;
+  std::string request_id;
+};
+
+/// The identity of a request: when it carries any Epistula-* field of the convention (`epi`),
+/// its Signed-By and Uuid as received; otherwise, from `headers` (its header synapse; null when
+/// the request never got that far), dendrite.hotkey and "{dendrite.nonce}.{dendrite.uuid}"
+/// (empty unless both are present).
+response_identity identify_request(const epistula_headers* epi, const synapse* headers);
+
+/// Adds `bt-response-signature` to the complete answer in `out` (its head through the blank
+/// line, its body) when core.opts.sign_responses: one sr25519 signature by the axon's hotkey over
+/// the axon nonce (its clock in nanoseconds), `status`, the SHA3-256 of out.body and `id`.
+/// Streamed answers are not signed (their head precedes the body).
+void sign_response(const axon::impl& core, response_buffers& out, int status,
+                   const response_identity& id);
 
 /// "HTTP/1.1 100 Continue\r\n\r\n"
 inline constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";

@@ -247,6 +247,10 @@ task<bool> connection::answer(const rejection& rej, const request_state* st) {
                          known ? &st->job->headers : nullptr, st && st->verified, elapsed,
                          rej.close, rej.retry_after_s);
   }
+  // A request whose head could not be read at all (st null) has no identity to sign for.
+  if (st)
+    sign_response(core_, out_, rej.status,
+                  identify_request(&st->parser.epistula(), known ? &st->job->headers : &st->view));
   core_.stats->on_rejection(rej.code);
   core_.stats->on_answer(st ? st->r : nullptr, rej.status, elapsed);
   const std::string_view caller =
@@ -433,6 +437,7 @@ task<bool> connection::serve(request_parser& p) {
   synapse& s = *st.job->body;
   const double elapsed = seconds_since(st.t0);
   const int status = build_synapse_response(out_, *st.r, s, elapsed, close);
+  sign_response(core_, out_, status, identify_request(&st.parser.epistula(), &st.job->headers));
   core_.stats->on_answer(st.r, status, elapsed);
   log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
              st.job->ctx.hotkey.empty() ? std::string_view("-") : st.job->ctx.hotkey, status,
@@ -489,6 +494,7 @@ task<bool> connection::serve_json(request_state& st) {
   const int status = reply.status >= 100 && reply.status <= 599 ? reply.status : 500;
   out_.body = reply.body.dump(-1, ' ', false, json::error_handler_t::replace);
   build_json_response(out_, status, close);
+  sign_response(core_, out_, status, identify_request(&st.parser.epistula(), nullptr));
   const double elapsed = seconds_since(st.t0);
   core_.stats->on_answer(st.r, status, elapsed);
   log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(), st.job->ctx.hotkey, status,

@@ -83,7 +83,15 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
   SECTION("401: signed for another hotkey") {
     auto target = srv.info();
     target.hotkey = running_axon::charlie().ss58_address();
+    // The axon's 401 is signed by its own hotkey, not the one addressed: by default
+    // (verify_responses = if_present) the dendrite reports that (PROTOCOL 5.15) ...
     auto r = d.call(target, query(1), 5.0);
+    CHECK(r.dendrite.status_code == 421);
+    CHECK(r.dendrite.status_message ==
+          "Response not authenticated: signature mismatch with the axon's hotkey " + target.hotkey);
+    // ... and without the check it sees the axon's ordinary 401.
+    bt::dendrite unchecked(alice(), {.verify_responses = bt::response_verification::off});
+    r = unchecked.call(target, query(1), 5.0);
     CHECK(r.dendrite.status_code == 401);
     CHECK_THAT(r.dendrite.status_message.value_or(""),
                Catch::StartsWith("Not Verified with error"));

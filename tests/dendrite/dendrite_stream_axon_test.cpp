@@ -120,7 +120,12 @@ TEST_CASE("our axon streams WordStream to our dendrite", "[dendrite][axon][strea
     auto target = m.target();
     target.hotkey = alice().ss58_address();
     collector got;
+    // The 401 is signed by the axon's own hotkey, not the addressed one (PROTOCOL 5.15): 421
+    // unless the dendrite does not check.
     auto r = d.call_stream(target, words_query("a b"), 5.0, std::ref(got));
+    CHECK(r.dendrite.status_code == 421);
+    bt::dendrite unchecked(bob(), {.verify_responses = bt::response_verification::off});
+    r = unchecked.call_stream(target, words_query("a b"), 5.0, std::ref(got));
     CHECK(r.dendrite.status_code == 401);
     CHECK(got.get().empty());
   }

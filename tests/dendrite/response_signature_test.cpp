@@ -1,0 +1,275 @@
+// Authenticated responses end to end: our axon signs every answer (bt-response-signature) and
+// the dendrite checks it against the hotkey it addressed. A man in the middle (a relay in this
+// test, between the dendrite and the axon) that alters one byte of the body, or the status, or
+// passes off another axon's answer, is detected under if_present and required; a stripped
+// signature passes if_present and fails required.
+#include <bt/dendrite.hpp>
+
+#include <bt/axon.hpp>
+#include <bt/examples/dummy.hpp>
+#include <bt/response_signature.hpp>
+
+#include "fault_server.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/beast/http/write.hpp>
+
+#include <string>
+
+using bt::examples::dummy;
+using namespace bt::test;
+
+namespace {
+
+/// An axon serving Dummy (output = 2 * input, -1: forward_error 429) and POST /echo (Epistula),
+/// with `key`'s hotkey, stopped at scope exit.
+struct signing_axon {
+  bt::axon ax;
+
+  explicit signing_axon(const bt::keypair& key, bt::axon_options o = bt::axon_options::loopback())
+      : ax(key, std::move(o)) {
+    ax.attach<dummy>([](dummy& d) {
+      if (d.dummy_input == -1) throw bt::forward_error(429, "slow down");
+      d.dummy_output = 2 * d.dummy_input;
+    });
+    ax.route(
+        "POST", "/echo",
+        [](std::string_view, const bt::json& parsed, const bt::request_context& c) {
+          return bt::json_reply{.status = 200, .body = {{"got", parsed}, {"signed_by", c.hotkey}}};
+        });
+    ax.start();
+  }
+  ~signing_axon() { ax.stop(); }
+
+  bt::axon_info info() const {
+    auto i = ax.info();
+    i.ip = "127.0.0.1";
+    return i;
+  }
+};
+
+/// What the relay does to each answer on its way back.
+enum class tamper { none, body_byte, status, strip_signature };
+
+/// A relay to 127.0.0.1:`upstream` that passes each request through on a fresh connection and
+/// returns the answer altered as `how` says.
+behaviour relay(std::uint16_t upstream, tamper how) {
+  return [upstream, how](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    for (;;) {
+      http::request<http::string_body> req;
+      auto [ec, n] = co_await http::async_read(s, buf, req, net::as_tuple(net::use_awaitable));
+      if (ec) co_return;
+      log.add(req);
+      tcp::socket up(s.get_executor());
+      auto [cec] = co_await up.async_connect({net::ip::make_address("127.0.0.1"), upstream},
+                                             net::as_tuple(net::use_awaitable));
+      if (cec) co_return;
+      auto [wec, wn] = co_await http::async_write(up, req, net::as_tuple(net::use_awaitable));
+      if (wec) co_return;
+      boost::beast::flat_buffer ubuf;
+      http::response<http::string_body> res;
+      auto [rec, rn] = co_await http::async_read(up, ubuf, res, net::as_tuple(net::use_awaitable));
+      if (rec) co_return;
+      switch (how) {
+        case tamper::none:
+          break;
+        case tamper::body_byte: {  // one digit of the output: still valid JSON of the type
+          std::string& b = res.body();
+          const auto at = b.find("\"dummy_output\":");
+          if (at != std::string::npos) {
+            char& c = b[at + 15];
+            c = c == '9' ? '8' : static_cast<char>(c + 1);
+          } else if (const auto g = b.find("\"got\":{\"x\":"); g != std::string::npos) {
+            char& c = b[g + 11];
+            c = c == '9' ? '8' : static_cast<char>(c + 1);
+          }
+          break;
+        }
+        case tamper::status:
+          res.result(res.result_int() == 200 ? 202 : 200);
+          break;
+        case tamper::strip_signature:
+          res.erase(bt::response_signature::header);
+          break;
+      }
+      auto [xec, xn] = co_await http::async_write(s, res, net::as_tuple(net::use_awaitable));
+      if (xec) co_return;
+    }
+  };
+}
+
+dummy query(std::int64_t input) {
+  dummy q;
+  q.dummy_input = input;
+  return q;
+}
+
+bt::dendrite_options mode(bt::response_verification v) {
+  return bt::dendrite_options{.verify_responses = v};
+}
+
+constexpr auto off = bt::response_verification::off;
+constexpr auto if_present = bt::response_verification::if_present;
+constexpr auto required = bt::response_verification::required;
+
+}  // namespace
+
+TEST_CASE("signed answers verify: success, axon errors and Epistula", "[dendrite][axon][auth]") {
+  signing_axon srv(bob());
+  bt::dendrite d(alice(), mode(required));
+
+  auto ok = d.call(srv.info(), query(21), 5.0);
+  INFO(ok.dendrite.status_message.value_or(""));
+  CHECK(ok.dendrite.status_code == 200);
+  CHECK(ok.dummy_output == 42);
+  auto ping = d.call(srv.info(), bt::synapse{}, 5.0);
+  CHECK(ping.dendrite.status_code == 200);
+
+  // The axon's own refusals are signed too, and arrive with their status under required.
+  auto slow = d.call(srv.info(), query(-1), 5.0);
+  CHECK(slow.dendrite.status_code == 429);
+  bt::error err;
+  auto other = bt::make_dynamic_descriptor("Other", {}, {}, err);
+  REQUIRE_FALSE(err);
+  auto missing = d.call(srv.info(), bt::dynamic_synapse(other), 5.0);
+  CHECK(missing.dendrite.status_code == 404);
+  auto wrong_target = srv.info();  // signed for Charlie: the axon's 401, signed by Bob
+  wrong_target.hotkey = charlie().ss58_address();
+  auto refused = d.call(wrong_target, query(1), 5.0);
+  // The signature is checked against the hotkey the call addressed (Charlie): Bob's answer is
+  // not Charlie's.
+  CHECK(refused.dendrite.status_code == 421);
+
+  auto e = d.epistula_call(srv.info(), "POST", "/echo", R"({"x":1})", 5.0);
+  INFO(e.status_message << " " << e.body);
+  REQUIRE_FALSE(e.error);
+  CHECK(e.status == 200);
+  CHECK(e.response_verified);
+  CHECK(bt::json::parse(e.body).at("signed_by") == alice().ss58_address());
+  // A refused Epistula request (wrong path: 404) is signed over its uuid as well.
+  auto e404 = d.epistula_call(srv.info(), "POST", "/nothing", "{}", 5.0);
+  CHECK_FALSE(e404.error);
+  CHECK(e404.status == 404);
+  CHECK(e404.response_verified);
+
+  // The header is exactly one, of the documented form.
+  bool found = false;
+  for (const auto& [name, value] : e.headers)
+    if (name == bt::response_signature::header) {
+      CHECK_FALSE(found);
+      found = true;
+      CHECK(value.starts_with("v1."));
+      CHECK(bt::response_signature::verify(value, bob().ss58_address(), alice().ss58_address(),
+                                           e.uuid, 200, e.body)
+                .empty());
+    }
+  CHECK(found);
+}
+
+TEST_CASE("a man in the middle is detected under if_present and required",
+          "[dendrite][axon][auth]") {
+  signing_axon srv(bob());
+  signing_axon decoy(charlie());
+
+  SECTION("control: an untouched relay changes nothing") {
+    fault_server mitm(relay(srv.info().port, tamper::none));
+    for (auto v : {off, if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      auto r = d.call(mitm.axon(bob().ss58_address()), query(3), 5.0);
+      CHECK(r.dendrite.status_code == 200);
+      CHECK(r.dummy_output == 6);
+      auto e = d.epistula_call(mitm.axon(bob().ss58_address()), "POST", "/echo", R"({"x":1})", 5.0);
+      CHECK(e.status == 200);
+      CHECK(e.response_verified == (v != off));
+    }
+  }
+
+  SECTION("one byte of the body") {
+    fault_server mitm(relay(srv.info().port, tamper::body_byte));
+    const auto target = mitm.axon(bob().ss58_address());
+    {  // unchecked, the altered answer is taken: the alteration is real
+      bt::dendrite d(alice(), mode(off));
+      CHECK(d.call(target, query(3), 5.0).dummy_output == 7);
+      auto e = d.epistula_call(target, "POST", "/echo", R"({"x":1})", 5.0);
+      CHECK(bt::json::parse(e.body).at("got").at("x") == 2);
+    }
+    for (auto v : {if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      auto r = d.call(target, query(3), 5.0);
+      CHECK(r.dendrite.status_code == 421);
+      CHECK_THAT(r.dendrite.status_message.value_or(""),
+                 Catch::StartsWith("Response not authenticated: signature mismatch"));
+      CHECK_FALSE(r.dummy_output.has_value());  // discarded
+      CHECK(r.dummy_input == 3);                // the caller's input stays
+      auto e = d.epistula_call(target, "POST", "/echo", R"({"x":1})", 5.0);
+      CHECK(e.error == bt::dendrite_errc::response_unauthenticated);
+      CHECK(e.status == 421);
+      CHECK(e.body.empty());
+    }
+  }
+
+  SECTION("the status") {
+    fault_server mitm(relay(srv.info().port, tamper::status));
+    const auto target = mitm.axon(bob().ss58_address());
+    for (auto v : {if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      auto slow = d.call(target, query(-1), 5.0);  // the axon's 429, passed off as a 200
+      CHECK(slow.dendrite.status_code == 421);
+      auto e = d.epistula_call(target, "POST", "/echo", R"({"x":1})", 5.0);
+      CHECK(e.status == 421);
+    }
+  }
+
+  SECTION("another axon's signed answer") {
+    // The relay sends the request to Charlie's axon: its answer (a 401, signed for another
+    // hotkey) carries Charlie's valid signature, not Bob's.
+    fault_server mitm(relay(decoy.info().port, tamper::none));
+    const auto target = mitm.axon(bob().ss58_address());
+    {
+      bt::dendrite d(alice(), mode(off));
+      CHECK(d.call(target, query(3), 5.0).dendrite.status_code == 401);
+    }
+    for (auto v : {if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      auto r = d.call(target, query(3), 5.0);
+      CHECK(r.dendrite.status_code == 421);
+      CHECK_THAT(
+          r.dendrite.status_message.value_or(""),
+          Catch::Contains("signature mismatch with the axon's hotkey " + bob().ss58_address()));
+      auto e = d.epistula_call(target, "POST", "/echo", "{}", 5.0);
+      CHECK(e.status == 421);
+    }
+  }
+
+  SECTION("a stripped signature: accepted by if_present, refused by required") {
+    fault_server mitm(relay(srv.info().port, tamper::strip_signature));
+    const auto target = mitm.axon(bob().ss58_address());
+    bt::dendrite lax(alice(), mode(if_present));
+    CHECK(lax.call(target, query(3), 5.0).dummy_output == 6);
+    auto le = lax.epistula_call(target, "POST", "/echo", "{}", 5.0);
+    CHECK(le.status == 200);
+    CHECK_FALSE(le.response_verified);
+    bt::dendrite strict(alice(), mode(required));
+    auto r = strict.call(target, query(3), 5.0);
+    CHECK(r.dendrite.status_code == 421);
+    CHECK(r.dendrite.status_message ==
+          "Response not authenticated: no bt-response-signature header");
+    CHECK_FALSE(r.dummy_output.has_value());
+  }
+}
+
+TEST_CASE("sign_responses = false sends no signature; a secretless hotkey cannot sign",
+          "[dendrite][axon][auth]") {
+  auto o = bt::axon_options::loopback();
+  o.sign_responses = false;
+  signing_axon srv(bob(), o);
+  bt::dendrite lax(alice(), mode(if_present));
+  CHECK(lax.call(srv.info(), query(1), 5.0).dendrite.status_code == 200);
+  bt::dendrite strict(alice(), mode(required));
+  CHECK(strict.call(srv.info(), query(1), 5.0).dendrite.status_code == 421);
+
+  bt::axon secretless(bt::keypair::from_ss58(bob().ss58_address()), bt::axon_options::loopback());
+  CHECK_THROWS(secretless.start());
+}
