@@ -6,8 +6,9 @@
 # own view of it (bt_axon_replay_store_duration_seconds from its admin listener: async_record to
 # verdict).
 #
-#   perf/redis_store.sh [BUILD_DIR] [COUNT] [ROUNDS]     (defaults: build-rel 1000 10)
-#   (targets bt-axon, bt-ping and bt-redis-rtt of a Release build)
+#   perf/redis_store.sh [BUILD_DIR] [COUNT] [ROUNDS] [OTHER_BT_AXON]   (defaults: build-rel 1000 10)
+#   (targets bt-axon, bt-ping and bt-redis-rtt of a Release build; OTHER_BT_AXON, e.g. the bt-axon
+#   of an older build, is pinged too, with the same redis:// store: a same-run A/B)
 #
 # Everything listens on free loopback ports and is stopped on exit. As perf/run_all.sh, the run
 # gets its own scheduling group at nice -20 on a shared machine (BT_PERF_PRIORITY=0: not).
@@ -28,6 +29,7 @@ build=${1:-build-rel}
 [[ $build == /* ]] || build=$root/$build
 count=${2:-1000}
 rounds=${3:-10}
+other=${4:-}
 axon=$build/axon/bt-axon
 ping=$build/perf/bt-ping
 rtt=$build/perf/bt-redis-rtt
@@ -64,12 +66,12 @@ for _ in $(seq 1 100); do
 done
 redis-cli -p "$redis_port" ping >/dev/null || { echo "redis_store: redis-server did not start" >&2; exit 1; }
 
-start_axon() {  # name, extra flags...; sets <name>_port, <name>_hotkey, <name>_admin
-  local name=$1
-  shift
+start_axon() {  # name, binary, extra flags...; sets <name>_port, <name>_hotkey, <name>_admin
+  local name=$1 bin=$2
+  shift 2
   local admin
   admin=$(free_port)
-  "$axon" --uri //Bob --axon.ip 127.0.0.1 --axon.port 0 --admin.listen "127.0.0.1:$admin" "$@" \
+  "$bin" --uri //Bob --axon.ip 127.0.0.1 --axon.port 0 --admin.listen "127.0.0.1:$admin" "$@" \
     >"$work/$name.out" 2>"$work/$name.err" </dev/null &
   pids+=($!)
   local info=
@@ -83,8 +85,13 @@ start_axon() {  # name, extra flags...; sets <name>_port, <name>_hotkey, <name>_
   printf -v "${name}_hotkey" '%s' "$(sed -E 's/.*"hotkey": *"([^"]*)".*/\1/' <<<"$info")"
   printf -v "${name}_admin" '%s' "$admin"
 }
-start_axon mem --nonce_store memory
-start_axon red --nonce_store "redis://127.0.0.1:$redis_port/0"
+start_axon mem "$axon" --nonce_store memory
+start_axon red "$axon" --nonce_store "redis://127.0.0.1:$redis_port/0"
+axons="mem red"
+if [[ -n $other ]]; then
+  start_axon oth "$other" --nonce_store "redis://127.0.0.1:$redis_port/0"
+  axons="mem red oth"
+fi
 
 # The store's Lua script, byte for byte (its SHA is the one the store runs with EVALSHA).
 python3 - "$root/axon/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
@@ -101,10 +108,12 @@ echo "$(date -u '+%F %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 
 echo "$count calls per run (bt-ping after 200 untimed); the two axons (//Bob) in turn, then bt-redis-rtt"
 echo "round  memory p50/p99  redis p50/p99  overhead p50  EVALSHA replay p50/p99  accept p50/p99  PING p50/p99  accept p50 same CPU/other CPU (us)"
 for r in $(seq 1 "$rounds"); do
-  "$ping" --target "127.0.0.1:$mem_port:$mem_hotkey" --uri //Alice --count "$count" \
-    --warmup 200 --json "$work/mem$r.json" >"$work/mem$r.txt"
-  "$ping" --target "127.0.0.1:$red_port:$red_hotkey" --uri //Alice --count "$count" \
-    --warmup 200 --json "$work/red$r.json" >"$work/red$r.txt"
+  for a in $axons; do  # a failed call (exit 1) is reported, not fatal: its figures exclude it
+    port_var=${a}_port hotkey_var=${a}_hotkey
+    "$ping" --target "127.0.0.1:${!port_var}:${!hotkey_var}" --uri //Alice --count "$count" \
+      --warmup 200 --json "$work/$a$r.json" >"$work/$a$r.txt" ||
+      echo "round $r ($a): failures $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failures"])' "$work/$a$r.json")"
+  done
   # The script's arguments as the store sends them (rule, nonce, now, expires_at, PEXPIREAT ms,
   # window; int64s as 20-digit order-preserving decimals).
   read -r now exp px < <(python3 -c '
@@ -126,7 +135,7 @@ print(f(n), f(n + 60 * 10**9), (n + 60 * 10**9) // 10**6 + 5001)')
   taskset -pc 0 "$redis_pid" >/dev/null
   same=$(taskset -c 0 "$rtt" "$redis_port" "$count" EVALSHA "$lua_sha" 2 "bt:bench:w:{s$r}" \
     "bt:bench:w:{s$r}:n" w @seq "$now" "$exp" "$px" 256)
-  other=$(taskset -c 1 "$rtt" "$redis_port" "$count" EVALSHA "$lua_sha" 2 "bt:bench:w:{o$r}" \
+  other_cpu=$(taskset -c 1 "$rtt" "$redis_port" "$count" EVALSHA "$lua_sha" 2 "bt:bench:w:{o$r}" \
     "bt:bench:w:{o$r}:n" w @seq "$now" "$exp" "$px" 256)
   taskset -pc "0-$(($(nproc) - 1))" "$redis_pid" >/dev/null
   m50=$(json "$work/mem$r.json" p50_us) r50=$(json "$work/red$r.json" p50_us)
@@ -135,9 +144,14 @@ print(f(n), f(n + 60 * 10**9), (n + 60 * 10**9) // 10**6 + 5001)')
     "$m50" "$(json "$work/mem$r.json" p99_us)" "$r50" "$(json "$work/red$r.json" p99_us)" \
     "$((r50 - m50))" "$(pick p50 "$replay")" "$(pick p99 "$replay")" \
     "$(pick p50 "$accept")" "$(pick p99 "$accept")" "$(pick p50 "$pingr")" "$(pick p99 "$pingr")" \
-    "$(pick p50 "$same")" "$(pick p50 "$other")"
+    "$(pick p50 "$same")" "$(pick p50 "$other_cpu")"
   echo "$m50 $r50 $((r50 - m50)) $(pick p50 "$replay") $(pick p50 "$accept") $(pick p50 "$pingr")" \
-    "$(pick p50 "$same") $(pick p50 "$other")" >>"$work/rounds"
+    "$(pick p50 "$same") $(pick p50 "$other_cpu")" >>"$work/rounds"
+  if [[ -n $other ]]; then
+    o50=$(json "$work/oth$r.json" p50_us)
+    echo "       other bt-axon, redis: p50/p99 $o50/$(json "$work/oth$r.json" p99_us), overhead p50 $((o50 - m50))"
+    echo "$((o50 - m50))" >>"$work/other_rounds"
+  fi
 done
 # Medians over the rounds: a busy neighbour slows a round now and then, whichever axon it hits.
 python3 - "$work/rounds" <<'PY'
@@ -149,6 +163,9 @@ print(f"median of {len(cols[0])} rounds: memory p50 {m[0]:.0f}, redis p50 {m[1]:
       f"PING p50 {m[5]:.0f}; EVALSHA accept p50 same CPU {m[6]:.0f}, other CPU {m[7]:.0f} (us); "
       f"overhead / EVALSHA accept = {m[2] / m[4]:.2f}, / EVALSHA other CPU = {m[2] / m[7]:.2f}")
 PY
+if [[ -n $other ]]; then
+  python3 -c 'import statistics,sys; print("median overhead p50 of the other bt-axon:", statistics.median(int(l) for l in open(sys.argv[1])), "us")' "$work/other_rounds"
+fi
 # The axon's own measure of the store: async_record() to the verdict, over every call above.
 curl -s "http://127.0.0.1:$red_admin/metrics" | python3 -c '
 import sys
