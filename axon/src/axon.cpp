@@ -322,6 +322,15 @@ void axon::start(std::error_code& ec) {
     s.log->warn(
         "axon: SIGNATURE AND NONCE VERIFICATION IS OFF (insecure_skip_verification); loopback "
         "only");
+  // Epistula's window bounds the timestamp arithmetic (ms, and ns for the replay store): a day
+  // each way is far beyond any clock skew and keeps every sum inside 64 bits.
+  constexpr auto epistula_window_cap = std::chrono::hours(24);
+  for (const auto w : {s.opts.epistula_past_window, s.opts.epistula_future_window}) {
+    if (w.count() < 0 || w > epistula_window_cap) {
+      s.log->error("axon: epistula_past_window and epistula_future_window must be 0 to 24 h");
+      return fail(std::make_error_code(std::errc::invalid_argument));
+    }
+  }
   if (s.opts.proxy_protocol && s.trusted_proxies.empty()) {
     s.log->error("axon: proxy_protocol needs trusted_proxies (every connection would be closed)");
     return fail(std::make_error_code(std::errc::invalid_argument));

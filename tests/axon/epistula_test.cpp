@@ -460,3 +460,26 @@ TEST_CASE("epistula route: the handler's status, forward_error and registration 
   CHECK(r.result_int() == 422);
   CHECK(json_of(r).at("message") == "no thanks");
 }
+
+TEST_CASE("epistula windows outside 0 to 24 h are refused at start", "[axon][epistula]") {
+  for (const auto past : {std::chrono::milliseconds(-1), std::chrono::milliseconds(86'400'001)}) {
+    auto o = bt::axon_options::loopback();
+    o.epistula_past_window = past;
+    bt::axon ax(bob(), o);
+    std::error_code ec;
+    ax.start(ec);
+    CHECK(ec == std::errc::invalid_argument);
+  }
+  auto o = bt::axon_options::loopback();
+  o.epistula_future_window = std::chrono::hours(25);
+  bt::axon ax(bob(), o);
+  std::error_code ec;
+  ax.start(ec);
+  CHECK(ec == std::errc::invalid_argument);
+  auto ok = bt::axon_options::loopback();
+  ok.epistula_past_window = std::chrono::hours(24);
+  bt::axon fine(bob(), ok);
+  fine.start(ec);
+  CHECK_FALSE(ec);
+  fine.stop();
+}

@@ -125,7 +125,8 @@ struct axon_options {
   /// bounds that memory (one record per request; memory_nonce_store's per-hotkey quota then
   /// caps one signer at about max_entries_per_hotkey requests per window).
   std::chrono::milliseconds epistula_past_window{8'000};
-  /// How far ahead of this axon's clock an Epistula-Timestamp may be (clock skew).
+  /// How far ahead of this axon's clock an Epistula-Timestamp may be (clock skew). Both windows
+  /// must be 0 to 24 hours (start() fails with std::errc::invalid_argument otherwise).
   std::chrono::milliseconds epistula_future_window{2'000};
   /// Refuse an Epistula request without Epistula-Signed-For (the convention makes it optional;
   /// a request signed for no one could be replayed against every miner within the window, so
