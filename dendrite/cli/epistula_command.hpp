@@ -1,4 +1,4 @@
-// `bt-dendrite epistula`: one Epistula v2 request (docs/protocol.md, "Epistula") to one axon.
+// `bt-dendrite epistula`: one Epistula v2 request (PROTOCOL 12) to one axon.
 //
 //   bt-dendrite epistula --axon 127.0.0.1:8091:5FHneW46... --path /echo --data '{"x": 1}' \
 //     --uri //Alice

@@ -82,6 +82,21 @@ TEST_CASE("a Python-shaped axon accepts every request we send", "[dendrite][node
                Catch::StartsWith("Not Verified with error: Signature mismatch with "));
   }
 
+  SECTION("no response signature: accepted under if_present, refused under required") {
+    // A Python axon sends no bt-response-signature (PROTOCOL 5.15).
+    bt::examples::dummy q;
+    q.dummy_input = 5;
+    auto r = d.call(peer.axon(), q, 5.0);  // verify_responses = if_present by default
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 10);
+    bt::dendrite strict(alice(), {.verify_responses = bt::response_verification::required});
+    auto refused = strict.call(peer.axon(), q, 5.0);
+    CHECK(refused.dendrite.status_code == 421);
+    CHECK(refused.dendrite.status_message ==
+          "Response not authenticated: no bt-response-signature header");
+    CHECK_FALSE(refused.dummy_output.has_value());
+  }
+
   SECTION("an unknown synapse gets Python's 404") {
     bt::error err;
     auto other = bt::make_dynamic_descriptor("Other", {}, {}, err);

@@ -236,7 +236,7 @@ class dendrite {
     return f.get();
   }
 
-  /// An Epistula v2 request (docs/protocol.md, "Epistula"): `method` `path` with `json_body` as
+  /// An Epistula v2 request (PROTOCOL 12): `method` `path` with `json_body` as
   /// the exact body bytes (sent and hashed verbatim, Content-Type application/json), signed by
   /// this dendrite's hotkey for `target.hotkey` under a fresh uuid4 and the current time in
   /// milliseconds. The same connection pool, total deadline, limits, cancellation and failure

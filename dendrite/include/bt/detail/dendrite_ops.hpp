@@ -118,7 +118,7 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
 /// be an HTTP token, the path start with '/' and hold no spaces or control characters.
 std::string epistula_target_problem(std::string_view method, std::string_view path);
 
-/// The HTTP/1.1 head of an Epistula request (docs/protocol.md, "Epistula"): request line, Host,
+/// The HTTP/1.1 head of an Epistula request (PROTOCOL 12): request line, Host,
 /// Content-Type application/json, Content-Length `body_bytes`, the Epistula headers of `h`
 /// (Signed-For only when not empty), blank line. `head` is cleared first.
 void encode_epistula_head(std::string_view method, std::string_view path, std::string_view host,

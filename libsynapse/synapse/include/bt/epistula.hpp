@@ -1,4 +1,4 @@
-// Epistula v2 (docs/protocol.md, "Epistula"): the request headers a signer sends and the message
+// Epistula v2 (PROTOCOL 12): the request headers a signer sends and the message
 // its sr25519 signature covers, written once for the dendrite that signs and the axon that
 // verifies.
 //
