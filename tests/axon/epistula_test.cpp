@@ -359,6 +359,20 @@ TEST_CASE("epistula route in memory: refusals never reach the handler",
                                     bt::detail::make_uuid4(), &charlie());
     check_refused(f, f.send(req), axon_errc::not_verified, "does not verify");
   }
+  SECTION("invalid UTF-8 in a header: 400, the answer still valid JSON") {
+    check_refused(f, f.send(fresh().set("Epistula-Uuid", "\xff\xfe-not-a-uuid")),
+                  axon_errc::epistula_malformed, "Epistula-Uuid must be a uuid4");
+  }
+  SECTION("a 20,000-byte header value: 400, quoted in part") {
+    const auto r = f.send(fresh().set("Epistula-Signed-By", std::string(20'000, '5')));
+    check_refused(f, r, axon_errc::epistula_malformed, "is not an SS58 address");
+    CHECK(r.body().size() < 1'000);
+  }
+  SECTION("a head over max_header_bytes: 431") {
+    const auto r = f.send(fresh().set("Epistula-Signed-By", std::string(40'000, '5')));
+    CHECK(r.result_int() == 431);
+    CHECK(f.calls == 0);
+  }
   SECTION("not JSON: 400") {
     check_refused(f, f.send(fresh("{\"a\":")), axon_errc::malformed_body, "Malformed body");
   }
