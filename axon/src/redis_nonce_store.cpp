@@ -565,6 +565,7 @@ struct redis_nonce_store::impl {
   /// teardown to their loops.
   void detach_slots(std::span<net::io_context* const>* loops) noexcept {
     std::vector<std::shared_ptr<slot>> gone;
+    bool none_left = false;
     {
       std::unique_lock lk(slots_m);
       auto keep = slots.begin();
@@ -577,9 +578,13 @@ struct redis_nonce_store::impl {
           *keep++ = std::move(*it);
       }
       slots.erase(keep, slots.end());
+      none_left = slots.empty();
     }
     if (gone.empty()) return;
-    update_readiness(nullptr, 0, "redis " + where + ": the store is not attached to an event loop");
+    // With loops left, readiness is theirs (their reason, if any, stays).
+    update_readiness(nullptr, 0,
+                     none_left ? "redis " + where + ": the store is not attached to an event loop"
+                               : std::string());
     for (auto& sl : gone) {
       auto* raw = sl.get();
       net::post(raw->ex, [sl = std::move(sl)] { teardown(*sl); });
