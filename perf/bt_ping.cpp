@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--no-crypto", cfg.no_crypto,
       "Axon verification and dendrite signing off (loopback only): framework overhead alone");
+  app.add_flag("--no-response-signatures", cfg.no_response_signatures,
+               "The in-process axon does not sign its answers and the dendrite does not check "
+               "them (a spawned or running bt-axon still signs)");
   app.add_flag("--baseline", cfg.baseline,
                "Also measure the floor: bare Beast round trip, sign, verify");
   app.add_option("--json", cfg.json_file, "Write the figures as JSON to this file");

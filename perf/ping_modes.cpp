@@ -124,6 +124,7 @@ axon_options in_process_axon_options(const ping_config& cfg) {
   axon_options o = axon_options::loopback();
   o.io_threads = cfg.axon_threads;
   o.insecure_skip_verification = cfg.no_crypto;
+  o.sign_responses = !cfg.no_response_signatures;
   // Failures and the --no-crypto warning go to stderr; the access log (debug) stays off.
   auto logger = spdlog::get("axon");
   if (!logger) logger = spdlog::stderr_color_mt("axon");
@@ -170,6 +171,7 @@ dendrite_options dendrite_options_for(const ping_config& cfg) {
   dendrite_options o;
   o.threads = std::max(1u, cfg.dendrite_threads);
   o.insecure_skip_signing = cfg.no_crypto;  // --no-crypto: no signature (loopback only)
+  if (cfg.no_response_signatures) o.verify_responses = response_verification::off;
   return o;
 }
 

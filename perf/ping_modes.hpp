@@ -29,6 +29,9 @@ struct ping_config {
   std::size_t concurrency = 1;
   std::size_t payload = 0;  ///< 0: the base Synapse; else Payload with this many bytes
   bool no_crypto = false;
+  /// --no-response-signatures: the in-process axon does not sign its answers (PROTOCOL 5.15)
+  /// and the dendrite does not check them; the A/B of what authenticated responses cost.
+  bool no_response_signatures = false;
   bool baseline = false;
   std::string json_file;
   std::string histogram_file;
