@@ -260,7 +260,7 @@ TEST_CASE("a man in the middle is detected under if_present and required",
   }
 }
 
-TEST_CASE("sign_responses = false sends no signature; a secretless hotkey cannot sign",
+TEST_CASE("sign_responses = false sends no signature, and a secretless hotkey cannot sign",
           "[dendrite][axon][auth]") {
   auto o = bt::axon_options::loopback();
   o.sign_responses = false;
