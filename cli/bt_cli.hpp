@@ -3,9 +3,14 @@
 // (cli/CMakeLists.txt); neither installed nor exported: it belongs to the tools, not the libraries.
 //
 // Contract:
-// - bt::cli::parse(app, argc, argv) parses; --help and --version print and give 0; any usage
-//   error prints "<tool>: <message>" and a pointer to --help on stderr and gives 2; success gives
-//   std::nullopt (go on). Tools that answer in JSON (bt-wallet) call usage_message() instead.
+// - bt::cli::parse(app, argc, argv, style) parses; --help and --version print and give 0; any
+//   usage error is reported on stderr by report_error() and gives 2; success gives std::nullopt
+//   (go on). bt-wallet, whose errors go to stdout, calls usage_message() instead.
+// - report_error(err, tool, style, message) is how a tool states what stopped it (bad usage,
+//   exit 2, or a failure, exit 1): error_style::text, "<tool>: <message>", for tools whose
+//   stderr is a log or whose output is a report for people (bt-axon, bt-ping);
+//   error_style::json, one line {"error": "<message>"}, for tools whose output scripts parse
+//   (bt-dendrite, bt-chain).
 // - usage_message() names the problem: for a value that does not convert or validate, the option,
 //   what it expects and what it got ("--count: expected a positive integer, got 'abc'"); for an
 //   unknown or missing subcommand, the word that was given and the subcommands there are.
@@ -15,6 +20,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <charconv>
@@ -27,6 +33,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -245,9 +252,26 @@ inline std::string usage_message(const CLI::App& app, const CLI::ParseError& e) 
   return what;
 }
 
+/// How a tool reports what stopped it; see the top of this file.
+enum class error_style { text, json };
+
+/// Writes `message` on `err` in `style`, as one line. `tool` is the program's name ("bt-ping";
+/// a path is cut to its last component); json leaves it out, as the whole stream is the tool's.
+inline void report_error(std::ostream& err, std::string_view tool, error_style style,
+                         const std::string& message) {
+  if (style == error_style::json) {
+    err << nlohmann::json{{"error", message}}.dump() << std::endl;
+    return;
+  }
+  if (const auto slash = tool.find_last_of('/'); slash != std::string_view::npos)
+    tool.remove_prefix(slash + 1);
+  err << tool << ": " << message << std::endl;
+}
+
 /// Parses argv. nullopt: go on. 0: --help or --version was printed. 2: a usage error was
-/// printed to `err` as "<tool>: <message>" and a line pointing to --help.
+/// reported on `err` in `style` (text adds a line pointing to --help).
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv,
+                                error_style style = error_style::text,
                                 std::ostream& err = std::cerr) {
   strict_unsigned(app);
   try {
@@ -258,8 +282,8 @@ inline std::optional<int> parse(CLI::App& app, int argc, char** argv,
   } catch (const CLI::ParseError& e) {
     const std::string tool = app.get_name();  // CLI11 sets it from argv[0] when unnamed
     const std::string base = tool.substr(tool.find_last_of('/') + 1);
-    err << base << ": " << usage_message(app, e) << "\n"
-        << "Run '" << base << " --help' for usage.\n";
+    report_error(err, base, style, usage_message(app, e));
+    if (style == error_style::text) err << "Run '" << base << " --help' for usage.\n";
     return 2;
   }
 }

@@ -4,8 +4,6 @@
 #include "metagraph_command.hpp"
 #include "serve_axon_command.hpp"
 
-#include <bt/json.hpp>
-
 #include <bt_cli.hpp>
 
 #include <iostream>
@@ -21,15 +19,7 @@ int main(int argc, char** argv) {
 
   // --help is 0. Any usage error is 2 with one JSON object on stderr, as every other failure of
   // bt-chain: {"error": "<the option, what it expects and what it got>"}.
-  bt::cli::strict_unsigned(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << bt::json{{"error", bt::cli::usage_message(app, e)}}.dump() << std::endl;
-    return 2;
-  }
+  if (const auto rc = bt::cli::parse(app, argc, argv, bt::cli::error_style::json)) return *rc;
 
   if (metagraph->parsed()) return bt::cli::run_metagraph(metagraph_cfg, std::cout, std::cerr);
   if (serve_axon->parsed()) return bt::cli::run_serve_axon(serve_axon_cfg, std::cout, std::cerr);

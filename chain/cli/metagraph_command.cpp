@@ -4,6 +4,8 @@
 #include <bt/chain/subtensor.hpp>
 #include <bt/json.hpp>
 
+#include <bt_cli.hpp>
+
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -13,7 +15,7 @@ namespace bt::cli {
 namespace {
 
 int fail(std::ostream& err, const std::string& message) {
-  err << json{{"error", message}}.dump() << std::endl;
+  report_error(err, "bt-chain", error_style::json, message);
   return 2;
 }
 

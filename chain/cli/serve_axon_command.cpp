@@ -3,7 +3,9 @@
 
 #include <bt/chain/serve_axon.hpp>
 #include <bt/json.hpp>
+
 #include <bt/version.hpp>
+#include <bt_cli.hpp>
 
 #include <optional>
 #include <ostream>
@@ -15,7 +17,7 @@ namespace bt::cli {
 namespace {
 
 int fail(std::ostream& err, const std::string& message) {
-  err << json{{"error", message}}.dump() << std::endl;
+  report_error(err, "bt-chain", error_style::json, message);
   return 2;
 }
 

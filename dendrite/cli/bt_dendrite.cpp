@@ -20,8 +20,9 @@ int main(int argc, char** argv) {
   bt::cli::epistula_config epistula_cfg;
   auto* epistula = bt::cli::add_epistula_command(app, epistula_cfg);
 
-  // --help is 0; any usage error is 2, with a message naming the flag or the unknown command.
-  if (const auto rc = bt::cli::parse(app, argc, argv)) return *rc;
+  // --help is 0. Any usage error is 2, reported as every error of bt-dendrite: one JSON object on
+  // stderr, {"error": "<the flag and what is wrong, or the unknown command>"}.
+  if (const auto rc = bt::cli::parse(app, argc, argv, bt::cli::error_style::json)) return *rc;
 
   if (encode->parsed()) return bt::cli::run_encode(encode_cfg, std::cin, std::cout);
   if (query->parsed()) return bt::cli::run_query(query_cfg);

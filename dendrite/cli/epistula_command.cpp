@@ -46,7 +46,7 @@ CLI::App* add_epistula_command(CLI::App& app, epistula_config& cfg) {
 
 int run_epistula(const epistula_config& cfg) {
   const auto fail = [](const std::string& message) {
-    std::cerr << json{{"error", message}}.dump() << std::endl;
+    report_error(std::cerr, "bt-dendrite epistula", error_style::json, message);
   };
   try {
     // The flag parsers throw std::invalid_argument naming the flag: bad usage here.

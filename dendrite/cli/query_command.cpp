@@ -349,10 +349,10 @@ int run_query(const query_config& cfg) {
     if (cfg.stream) return stream_all(cfg, std::move(key), axons, s);
     return query_all(cfg, std::move(key), axons, s);
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "bt-dendrite query: %s\n", e.message.c_str());
+    report_error(std::cerr, "bt-dendrite query", error_style::json, e.message);
     return 2;
   } catch (const run_error& e) {
-    std::fprintf(stderr, "bt-dendrite query: %s\n", e.message.c_str());
+    report_error(std::cerr, "bt-dendrite query", error_style::json, e.message);
     return 1;
   }
 }

@@ -131,7 +131,8 @@ TEST_CASE("bt_cli: a misspelt or missing subcommand is named with the subcommand
 }
 
 TEST_CASE("bt_cli: parse gives 2 with the message, 0 for --help, nullopt to go on") {
-  auto run = [](std::vector<std::string> args, std::string& err) {
+  auto run = [](std::vector<std::string> args, std::string& err,
+                bt::cli::error_style style = bt::cli::error_style::text) {
     CLI::App app{"t", "prog"};
     std::size_t n = 1;
     app.add_option("--count", n)->check(bt::cli::positive<std::size_t>());
@@ -139,7 +140,7 @@ TEST_CASE("bt_cli: parse gives 2 with the message, 0 for --help, nullopt to go o
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     std::ostringstream e;
-    const auto rc = bt::cli::parse(app, static_cast<int>(argv.size()), argv.data(), e);
+    const auto rc = bt::cli::parse(app, static_cast<int>(argv.size()), argv.data(), style, e);
     err = e.str();
     return rc;
   };
@@ -150,6 +151,18 @@ TEST_CASE("bt_cli: parse gives 2 with the message, 0 for --help, nullopt to go o
   CHECK(run({"--count", "3"}, err) == std::nullopt);
   CHECK(err.empty());
   CHECK(run({"--help"}, err) == std::optional<int>(0));
+  // A JSON tool: one object on one line, the message unchanged (quotes escaped).
+  CHECK(run({"--count", "\"x\""}, err, bt::cli::error_style::json) == std::optional<int>(2));
+  CHECK(err == R"({"error":"--count: expected a positive integer, got '\"x\"'"})"
+               "\n");
+}
+
+TEST_CASE("bt_cli: report_error writes one line in the tool's style") {
+  std::ostringstream text, json;
+  bt::cli::report_error(text, "/usr/bin/bt-ping", bt::cli::error_style::text, "no target");
+  CHECK(text.str() == "bt-ping: no target\n");
+  bt::cli::report_error(json, "bt-dendrite", bt::cli::error_style::json, "line1\nline2");
+  CHECK(json.str() == "{\"error\":\"line1\\nline2\"}\n");
 }
 
 TEST_CASE("bt_cli: read_file says why a file cannot be read") {

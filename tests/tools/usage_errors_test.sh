@@ -2,7 +2,8 @@
 # Bad usage of a tool: exit status 2 and a message on stderr that names the problem (the flag and
 # what it expects, the unknown command and the commands there are, the reason a file cannot be
 # read); --help exits 0. Usage: usage_errors_test.sh bt-axon|bt-dendrite|bt-ping <binary>
-# (bt-wallet answers in JSON: tests/tools/wallet_cli_test.sh checks it.) Needs bash and coreutils;
+# bt-dendrite's errors are one JSON object {"error": ...}, checked as such. (bt-wallet answers in
+# JSON on stdout: tests/tools/wallet_cli_test.sh checks it.) Needs bash and coreutils;
 # a temporary directory is removed on exit, and a started bt-axon is stopped.
 set -euo pipefail
 
@@ -21,13 +22,23 @@ export HOME="$TMP/home"
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-# usage <expected stderr fragment> <args...>: exit status 2 and the fragment on stderr.
+# usage <expected stderr fragment> <args...>: exit status 2 and the fragment on stderr. bt-dendrite's
+# results are JSON, and so are its errors: stderr must be exactly one {"error": "..."} line, and the
+# fragment is looked for in that message.
 usage() {
   local want="$1"; shift
   local rc=0
   timeout 60 "$BIN" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
   local err; err="$(cat "$TMP/err")"
   [[ "$rc" == 2 ]] || fail "$TOOL $*: exit status $rc, expected 2 (stderr: $err)"
+  if [[ "$TOOL" == bt-dendrite ]]; then
+    err="$(python3 -c 'import json, sys
+lines = sys.stdin.read().splitlines()
+assert len(lines) == 1, lines
+j = json.loads(lines[0])
+assert list(j) == ["error"] and isinstance(j["error"], str), j
+print(j["error"])' <"$TMP/err")" || { fail "$TOOL $*: stderr is not one JSON object {\"error\": ...}: $err"; return; }
+  fi
   [[ "$err" == *"$want"* ]] || fail "$TOOL $*: stderr '$err' does not contain '$want'"
 }
 help_ok() {
@@ -84,12 +95,14 @@ case "$TOOL" in
     ;;
   bt-dendrite)
     help_ok
-    usage "bt-dendrite: unknown command 'qeury'; bt-dendrite has: encode, query" qeury --uri //Alice
+    usage "unknown command 'qeury'; bt-dendrite has: encode, query" qeury --uri //Alice
     usage "a command is required; bt-dendrite has: encode, query"
     usage "--timeout: expected a number, got 'abc'" query --timeout abc
     usage "--concurrency: expected a positive integer, got '-1'" query --concurrency -1
     usage "--concurrency: expected a positive integer, got '0'" query --concurrency 0
     usage "unknown option '--axon.ip' for bt-dendrite query" query --axon.ip 1
+    # A target hotkey is checked before anything is sent, and the argument is named.
+    usage "--axon '127.0.0.1:18091:hello': hotkey 'hello' is not an SS58 address (" query --uri //Alice --axon 127.0.0.1:18091:hello
     usage "--axons: cannot read $TMP/none.json: No such file or directory" query --uri //Alice --axons "$TMP/none.json"
     usage "--axons: cannot read $TMP: Is a directory" query --uri //Alice --axons "$TMP"
     # The wrong kind of file: what it looks like, and what --axons expects, with an example.

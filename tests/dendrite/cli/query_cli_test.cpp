@@ -143,9 +143,16 @@ TEST_CASE("bt-dendrite query: a target's hotkey must be an SS58 address", "[dend
     bad.back() = bad.back() == 'a' ? 'b' : 'a';
     for (const std::string& hotkey : {std::string("hello"), bad}) {
       CAPTURE(hotkey);
-      const auto r = run("query --axon 127.0.0.1:18091:" + hotkey + " --uri //Alice 2>&1");
+      // stderr only: one JSON object whose error names the argument and the hotkey.
+      const auto r =
+          run("query --axon 127.0.0.1:18091:" + hotkey + " --uri //Alice 2>&1 >/dev/null");
       CHECK(r.status == 2);
-      CHECK(r.out.find("hotkey '" + hotkey + "' is not an SS58 address") != std::string::npos);
+      const auto err = lines(r.out);
+      REQUIRE(err.size() == 1);
+      const auto message = err[0].at("error").get<std::string>();
+      CHECK(message.rfind("--axon '127.0.0.1:18091:" + hotkey + "': hotkey '" + hotkey +
+                              "' is not an SS58 address",
+                          0) == 0);
     }
   }
   SECTION("--axons: the entry is named") {
