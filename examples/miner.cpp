@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -21,10 +22,13 @@ struct echo : bt::synapse {
   BT_SYNAPSE(echo, "Echo", BT_FIELD(text, bt::required, bt::hashed), BT_FIELD(reply))
 };
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const auto port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8091);
   bt::axon ax(bt::keypair::from_uri(argc > 3 ? argv[3] : "//Alice"),
               {.ip = argc > 2 ? argv[2] : "::", .port = port});
   ax.attach<echo>([](echo& s) { s.reply = s.text; });  // runs on the worker pool
   ax.run([](bt::axon& a) { std::cout << bt::to_json_value(a.info()).dump() << std::endl; });
+} catch (const std::exception& e) {  // a bad key, a port in use: said, not thrown at the user
+  std::cerr << "example_miner: " << e.what() << "\n";
+  return 1;
 }

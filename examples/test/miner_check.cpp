@@ -1,7 +1,7 @@
 // The ctest of examples/miner.cpp: starts it on 127.0.0.1 port 0, reads the AxonInfo line it
 // prints once listening, queries it with bt::dendrite (a signed Echo call, as a validator makes),
 // checks the answer, then sends SIGTERM and requires a clean exit (status 0), which only
-// axon::run()'s signal handling and drain give.
+// axon::run()'s signal handling and drain give; then that a bad key gives a message and exit 1.
 //
 //   example_miner_check <path to example_miner>
 #include <bt/axon_info.hpp>
@@ -63,5 +63,13 @@ int main(int argc, char** argv) {
 
   const int status = miner.stop(15s);
   check(status == 0, "SIGTERM drains and exits with status 0 (got " + std::to_string(status) + ")");
+
+  // A key that cannot be made is said and gives exit status 1, not an uncaught exception (which
+  // aborts: 134). The miner exits before printing anything, so read_line sees the end of stdout.
+  auto bad = bt::perf::child_process::spawn({argv[1], "0", "127.0.0.1", "not a key//"}, true);
+  check(!bad.read_line(30s), "with a bad key, the miner prints no AxonInfo");
+  const int bad_status = bad.stop(15s);
+  check(bad_status == 1,
+        "with a bad key, the miner exits with status 1 (got " + std::to_string(bad_status) + ")");
   return failures == 0 ? 0 : 1;
 }
