@@ -397,8 +397,8 @@ int main(int argc, char** argv) {
           ->capture_default_str();
   CLI::Option* redis_connections_flag =
       app.add_option("--nonce_store.connections", redis_connections,
-                     "With a redis:// --nonce_store: connections to Redis, used round robin "
-                     "(requests are pipelined on each)")
+                     "With a redis:// --nonce_store: connections to Redis, spread over the I/O "
+                     "threads, at least one each (requests are pipelined on each)")
           ->check(bt::cli::in_range(std::size_t{1}, std::size_t{64}))
           ->capture_default_str();
   app.add_option("--axon.nonce_window", nonce_window,
