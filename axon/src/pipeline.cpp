@@ -409,16 +409,18 @@ stage_result check_body(request_state& st, std::string& body) {
 stage_result start_forward(request_state& st, connection& c) {
   const std::shared_ptr<request_job>& job = st.job;
   const route& r = *st.r;
-  synapse& s = *job->body;
+  // Null for a plain JSON route, whose handler runs on the worker pool (request_job::run) and
+  // takes the body bytes instead; only the synapse paths below dereference it.
+  synapse* const s = job->body.get();
   job->conn = c.weak_from_this();
   if (r.spec.streaming()) {
-    job->stream = std::make_shared<stream_state>(c.weak_from_this(), job, c.strand(), r, s, st.t0,
+    job->stream = std::make_shared<stream_state>(c.weak_from_this(), job, c.strand(), r, *s, st.t0,
                                                  st.deadline, !st.keep_alive);
     job->writer = stream_writer(job->stream);
   }
   if (r.spec.run_inline) {
     try {
-      r.spec.forward(s, job->ctx);
+      r.spec.forward(*s, job->ctx);
     } catch (...) {
       job->error = std::current_exception();
     }
@@ -426,8 +428,8 @@ stage_result start_forward(request_state& st, connection& c) {
   } else if (r.spec.forward_async || r.spec.stream_async) {
     net::co_spawn(
         c.strand(),
-        r.spec.stream_async ? r.spec.stream_async(s, job->writer, job->ctx)
-                            : r.spec.forward_async(s, job->ctx),
+        r.spec.stream_async ? r.spec.stream_async(*s, job->writer, job->ctx)
+                            : r.spec.forward_async(*s, job->ctx),
         net::bind_cancellation_slot(
             job->coro_cancel.slot(),
             net::bind_executor(c.strand(), [job, weak = c.weak_from_this()](std::exception_ptr e) {
