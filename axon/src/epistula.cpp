@@ -23,11 +23,14 @@ constexpr std::array<std::string_view, epistula_headers::field_count> names{
     epistula::signed_by_header, epistula::signed_for_header, epistula::signature_header,
 };
 
-bool iequal(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-           return lower(x) == lower(y);
-         });
+/// The names folded once, for detail::iequals (which wants its second side in lower case).
+const std::array<std::string, epistula_headers::field_count>& lower_names() {
+  static const auto folded = [] {
+    std::array<std::string, epistula_headers::field_count> a;
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = to_lower(names[i]);
+    return a;
+  }();
+  return folded;
 }
 
 /// A client-supplied value quoted in a message: at most 80 bytes, so that an answer stays small
@@ -62,7 +65,7 @@ bool canonical_uuid4(std::string_view u) noexcept {
 }  // namespace
 
 bool epistula_headers::is_epistula(std::string_view n) noexcept {
-  return n.size() > prefix.size() && iequal(n.substr(0, prefix.size()), prefix);
+  return n.size() > prefix.size() && istarts_with(n, prefix);
 }
 
 std::string_view epistula_headers::name(field f) noexcept {
@@ -72,7 +75,7 @@ std::string_view epistula_headers::name(field f) noexcept {
 void epistula_headers::feed(std::string_view n, std::string_view v) {
   any_ = true;
   for (std::size_t i = 0; i < field_count; ++i) {
-    if (!iequal(n, names[i])) continue;
+    if (!iequals(n, lower_names()[i])) continue;
     if (count_[i] == 0) value_[i].assign(v);
     if (count_[i] < 255) ++count_[i];
     return;
