@@ -751,7 +751,8 @@ int main(int argc, char** argv) {
     std::error_code ec;
     ax.start(ec);
     if (ec) {
-      log->error("cannot listen on {}:{}: {}", ip, port, ec.message());
+      // The listener that failed (public or admin) has logged its own line above.
+      log->error("cannot start the axon on {}:{}: {}", ip, port, ec.message());
       return 1;
     }
     if (redis_store) {
@@ -764,10 +765,12 @@ int main(int argc, char** argv) {
         log->info("replay store: redis {}", redis_store->where());
     }
     const bt::axon_info info = ax.info();
-    // The ready line is AxonInfo's JSON without the two placeholders (docs/axon.md).
+    // The ready line is AxonInfo's JSON without the two placeholders, plus the admin listener's
+    // bound port when there is one (docs/axon.md), so scripts can ask for port 0 on both.
     bt::json line = bt::to_json_value(info);
     line.erase("placeholder1");
     line.erase("placeholder2");
+    if (!admin_listen.empty()) line["admin_port"] = ax.admin_port();
     std::cout << line.dump() << std::endl;  // flushed: scripts wait for this line
 
     signal_ioc.run();
