@@ -59,13 +59,23 @@ std::uint16_t free_port() {
 /// A redis-server child on 127.0.0.1:<free port>, without persistence.
 class redis_server {
  public:
-  explicit redis_server(std::string password = {})
-      : port_(free_port()), password_(std::move(password)) {
-    start();
+  /// The port is picked free and only then bound by redis-server, so another program may take it
+  /// in between: a first start refused for its port is tried again on a new one.
+  explicit redis_server(std::string password = {}) : password_(std::move(password)) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = free_port();
+      if (try_start()) return;
+    }
+    FAIL("redis-server did not start on 5 free ports in a row");
   }
   ~redis_server() { stop(); }
 
+  /// Starts it again on the same port (the clients under test reconnect there).
   void start() {
+    if (!try_start()) FAIL("redis-server did not start on port " << port_);
+  }
+  /// True once it accepts connections; false when its port was taken or it did not start in 10 s.
+  bool try_start() {
     std::vector<std::string> argv = {"redis-server",
                                      "--port",
                                      std::to_string(port_),
@@ -87,10 +97,11 @@ class redis_server {
     while (std::chrono::steady_clock::now() < until) {
       const auto line = proc_->read_line(1000ms);
       if (!line) continue;
-      if (line->find("Ready to accept connections") != std::string::npos) return;
+      if (line->find("Ready to accept connections") != std::string::npos) return true;
+      if (line->find("Could not create server TCP listening socket") != std::string::npos) break;
     }
     proc_.reset();
-    FAIL("redis-server did not start on port " << port_);
+    return false;
   }
   void stop() {
     if (proc_) proc_->stop(2000ms);
@@ -114,7 +125,7 @@ class redis_server {
   }
 
  private:
-  std::uint16_t port_;
+  std::uint16_t port_ = 0;
   std::string password_;
   std::optional<bt::perf::child_process> proc_;
 };
