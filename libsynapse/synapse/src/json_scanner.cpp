@@ -270,14 +270,29 @@ bool json_scanner::parse_number(json* out) {
 }
 
 bool json_scanner::parse_value(json& out, std::size_t depth) {
+  return scan_value<true>(&out, depth);
+}
+
+bool json_scanner::skip_value(std::size_t depth) {
+  return scan_value<false>(nullptr, depth);
+}
+
+// One grammar for both: Build writes the value into *out, !Build only validates it (out is null).
+// Keys of skipped objects are decoded and checked too (D22): a value nobody reads here may still
+// be read by the handler's or a peer's parser, which must see one meaning.
+template <bool Build>
+bool json_scanner::scan_value(json* out, std::size_t depth) {
   skip_ws();
   if (p_ >= end_) return syntax_error("unexpected end of input");
   switch (*p_) {
     case '{': {
       if (!enter(depth)) return false;
       ++p_;
-      out = json::object();
-      auto& obj = out.get_ref<json::object_t&>();
+      json::object_t* obj = nullptr;
+      if constexpr (Build) {
+        *out = json::object();
+        obj = &out->get_ref<json::object_t&>();
+      }
       const std::size_t mark = open_keys(depth);
       skip_ws();
       if (consume('}')) return true;
@@ -288,8 +303,9 @@ bool json_scanner::parse_value(json& out, std::size_t depth) {
         if (!parse_key(key)) return false;
         if (!unique_key(depth, key)) return false;
         if (!expect(':')) return false;
-        obj.emplace_back(std::string(key), nullptr);
-        if (!parse_value(obj.back().second, depth + 1)) return false;
+        json* member = nullptr;
+        if constexpr (Build) member = &obj->emplace_back(std::string(key), nullptr).second;
+        if (!scan_value<Build>(member, depth + 1)) return false;
         skip_ws();
         if (consume(',')) continue;
         if (consume('}')) {
@@ -303,13 +319,17 @@ bool json_scanner::parse_value(json& out, std::size_t depth) {
     case '[': {
       if (!enter(depth)) return false;
       ++p_;
-      out = json::array();
-      auto& arr = out.get_ref<json::array_t&>();
+      json::array_t* arr = nullptr;
+      if constexpr (Build) {
+        *out = json::array();
+        arr = &out->get_ref<json::array_t&>();
+      }
       skip_ws();
       if (consume(']')) return true;
       while (true) {
-        arr.emplace_back();
-        if (!parse_value(arr.back(), depth + 1)) return false;
+        json* element = nullptr;
+        if constexpr (Build) element = &arr->emplace_back();
+        if (!scan_value<Build>(element, depth + 1)) return false;
         skip_ws();
         if (consume(',')) continue;
         if (consume(']')) return true;
@@ -320,86 +340,28 @@ bool json_scanner::parse_value(json& out, std::size_t depth) {
       std::string_view raw;
       bool escaped = false;
       if (!scan_string(raw, escaped)) return false;
-      out = json::string_t();
-      auto& s = out.get_ref<json::string_t&>();
-      if (escaped) return decode_string(raw, s);
-      s.assign(raw);
+      if constexpr (Build) {
+        *out = json::string_t();
+        auto& s = out->get_ref<json::string_t&>();
+        if (escaped) return decode_string(raw, s);
+        s.assign(raw);
+      }
       return true;
     }
     case 't':
       if (!literal("true")) return false;
-      out = true;
+      if constexpr (Build) *out = true;
       return true;
     case 'f':
       if (!literal("false")) return false;
-      out = false;
+      if constexpr (Build) *out = false;
       return true;
     case 'n':
       if (!literal("null")) return false;
-      out = nullptr;
+      if constexpr (Build) *out = nullptr;
       return true;
     default:
-      if (*p_ == '-' || is_digit(*p_)) return parse_number(&out);
-      return syntax_error("unexpected character");
-  }
-}
-
-bool json_scanner::skip_value(std::size_t depth) {
-  skip_ws();
-  if (p_ >= end_) return syntax_error("unexpected end of input");
-  switch (*p_) {
-    case '{': {
-      if (!enter(depth)) return false;
-      ++p_;
-      const std::size_t mark = open_keys(depth);
-      skip_ws();
-      if (consume('}')) return true;
-      while (true) {
-        skip_ws();
-        if (peek() != '"') return syntax_error("expected a string key");
-        // Keys of skipped objects are decoded and checked too (D22): a value nobody reads here
-        // may still be read by the handler's or a peer's parser, which must see one meaning.
-        std::string_view key;
-        if (!parse_key(key)) return false;
-        if (!unique_key(depth, key)) return false;
-        if (!expect(':')) return false;
-        if (!skip_value(depth + 1)) return false;
-        skip_ws();
-        if (consume(',')) continue;
-        if (consume('}')) {
-          if (!keys_unique(depth)) return false;
-          close_keys(mark);
-          return true;
-        }
-        return syntax_error("expected ',' or '}'");
-      }
-    }
-    case '[': {
-      if (!enter(depth)) return false;
-      ++p_;
-      skip_ws();
-      if (consume(']')) return true;
-      while (true) {
-        if (!skip_value(depth + 1)) return false;
-        skip_ws();
-        if (consume(',')) continue;
-        if (consume(']')) return true;
-        return syntax_error("expected ',' or ']'");
-      }
-    }
-    case '"': {
-      std::string_view raw;
-      bool escaped = false;
-      return scan_string(raw, escaped);
-    }
-    case 't':
-      return literal("true");
-    case 'f':
-      return literal("false");
-    case 'n':
-      return literal("null");
-    default:
-      if (*p_ == '-' || is_digit(*p_)) return parse_number(nullptr);
+      if (*p_ == '-' || is_digit(*p_)) return parse_number(out);
       return syntax_error("unexpected character");
   }
 }

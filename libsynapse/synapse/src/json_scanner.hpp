@@ -104,6 +104,9 @@ class json_scanner {
   std::size_t offset() const noexcept { return static_cast<std::size_t>(p_ - begin_); }
 
  private:
+  /// parse_value (Build: into *out) and skip_value (out is null), one grammar.
+  template <bool Build>
+  bool scan_value(json* out, std::size_t depth);
   bool scan_string(std::string_view& raw, bool& escaped);
   bool decode_string(std::string_view raw, std::string& out);
   bool parse_number(json* out);
