@@ -141,25 +141,19 @@ parse_result parse_v2(std::string_view input, std::size_t max_v2_bytes) noexcept
   }
   const unsigned family = b[13];
   const unsigned char* a = b + v2_fixed_bytes;
-  if (family == 0x11) {  // TCP over IPv4
-    addr_len = 12;
-    if (length < addr_len) return invalid("PROXY v2: IPv4 address block shorter than 12 bytes");
-    r.hdr.source.ip.v6 = r.hdr.destination.ip.v6 = false;
-    std::memcpy(r.hdr.source.ip.bytes.data(), a, 4);
-    std::memcpy(r.hdr.destination.ip.bytes.data(), a + 4, 4);
-    r.hdr.source.port = be16(a + 8);
-    r.hdr.destination.port = be16(a + 10);
-  } else if (family == 0x21) {  // TCP over IPv6
-    addr_len = 36;
-    if (length < addr_len) return invalid("PROXY v2: IPv6 address block shorter than 36 bytes");
-    r.hdr.source.ip.v6 = r.hdr.destination.ip.v6 = true;
-    std::memcpy(r.hdr.source.ip.bytes.data(), a, 16);
-    std::memcpy(r.hdr.destination.ip.bytes.data(), a + 16, 16);
-    r.hdr.source.port = be16(a + 32);
-    r.hdr.destination.port = be16(a + 34);
-  } else {
-    return invalid("PROXY v2: family is not TCP over IPv4 or IPv6");
-  }
+  // The address block: source address, destination address, source port, destination port.
+  const bool v6 = family == 0x21;  // TCP over IPv6; 0x11 is TCP over IPv4
+  if (family != 0x11 && !v6) return invalid("PROXY v2: family is not TCP over IPv4 or IPv6");
+  const std::size_t ip_len = v6 ? 16 : 4;
+  addr_len = 2 * ip_len + 4;
+  if (length < addr_len)
+    return invalid(v6 ? "PROXY v2: IPv6 address block shorter than 36 bytes"
+                      : "PROXY v2: IPv4 address block shorter than 12 bytes");
+  r.hdr.source.ip.v6 = r.hdr.destination.ip.v6 = v6;
+  std::memcpy(r.hdr.source.ip.bytes.data(), a, ip_len);
+  std::memcpy(r.hdr.destination.ip.bytes.data(), a + ip_len, ip_len);
+  r.hdr.source.port = be16(a + 2 * ip_len);
+  r.hdr.destination.port = be16(a + 2 * ip_len + 2);
   // TLVs: type (1), length (2), value; each must end within the header.
   std::size_t off = v2_fixed_bytes + addr_len;
   while (off < total) {
