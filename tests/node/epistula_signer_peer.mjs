@@ -18,18 +18,13 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 
-let util, crypto;
-try {
-  util = await import('@polkadot/util');
-  crypto = await import('@polkadot/util-crypto');
-} catch (e) {
-  console.error(`epistula_signer_peer: cannot load @polkadot packages (${e.message}); run scripts/setup (npm ci in tests/node)`);
-  process.exit(1);
-}
+import {
+  check, crypto, finish, fromUri, ss58, startAxon as startBtAxon, stopAxon, util,
+} from './peer_support.mjs';
+
 const { u8aToHex, stringToU8a } = util;
-const { cryptoWaitReady, encodeAddress, keyExtractSuri, keyFromPath, mnemonicToMiniSecret, sr25519PairFromSeed, sr25519Sign } = crypto;
+const { cryptoWaitReady, sr25519PairFromSeed, sr25519Sign } = crypto;
 
 const axonBinary = process.argv[2];
 const redisBinary = process.argv[3];
@@ -37,26 +32,6 @@ if (!axonBinary) {
   console.error('usage: node epistula_signer_peer.mjs <bt-axon> [<redis-server>]');
   process.exit(2);
 }
-
-let failures = 0;
-let checks = 0;
-function check(cond, what) {
-  checks += 1;
-  if (!cond) {
-    failures += 1;
-    console.error(`FAIL: ${what}`);
-  }
-  return cond;
-}
-
-// Keys as Keypair.create_from_uri derives dev keys.
-const DEV_PHRASE = 'bottom drive obey lake curtain smoke basket hold race lonely fit walk';
-function fromUri(uri) {
-  const root = sr25519PairFromSeed(mnemonicToMiniSecret(DEV_PHRASE));
-  const { path } = keyExtractSuri(`${DEV_PHRASE}${uri}`);
-  return keyFromPath(root, path, 'sr25519');
-}
-const ss58 = (pair) => encodeAddress(pair.publicKey, 42);
 
 // ---- the convention ----
 
@@ -110,29 +85,9 @@ function refused(res, status, fragment, what) {
 
 const children = [];
 async function startAxon(args) {
-  const child = spawn(axonBinary, ['--uri', '//Bob', '--axon.ip', '127.0.0.1', '--axon.port', '0', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = await startBtAxon(axonBinary, args);
   children.push(child);
-  child.stderrText = '';
-  child.stderr.on('data', (d) => { child.stderrText += d; });
-  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const lines = createInterface({ input: child.stdout });
-  const first = await Promise.race([
-    new Promise((resolve) => lines.once('line', resolve)),
-    child.exited.then(() => null),
-    new Promise((resolve) => setTimeout(() => resolve(null), 30_000).unref()),
-  ]);
-  if (!check(first !== null, 'bt-axon printed its AxonInfo line')) throw new Error(`bt-axon did not start:\n${child.stderrText}`);
-  const info = JSON.parse(first);
-  child.port = info.port;
   return child;
-}
-
-async function stopAxon(child) {
-  child.kill('SIGTERM');
-  const { code, signal } = await Promise.race([child.exited,
-    new Promise((resolve) => setTimeout(() => resolve({ code: 'timeout' }), 20_000).unref())]);
-  check(code === 0 && signal === null, `bt-axon exits with status 0 on SIGTERM (got ${code}/${signal})`);
 }
 
 function freePort() {
@@ -308,9 +263,4 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-if (failures) {
-  const logs = children.map((c) => c.stderrText ?? '').filter(Boolean).join('\n---\n');
-  console.error(`epistula_signer_peer: ${failures} of ${checks} checks failed\n--- stderr ---\n${logs}`);
-  process.exit(1);
-}
-console.log(`epistula_signer_peer: all ${checks} checks passed`);
+finish(children.map((c) => c.stderrText ?? '').filter(Boolean).join('\n---\n'));

@@ -7,27 +7,19 @@
 //
 // Usage: node python_dendrite_peer.mjs <path to bt-axon>
 // Exit status 0 when every check passed; 1 otherwise (each failure printed on stderr).
-import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 
-let util, crypto;
-try {
-  util = await import('@polkadot/util');
-  crypto = await import('@polkadot/util-crypto');
-} catch (e) {
-  console.error(`python_dendrite_peer: cannot load @polkadot packages (${e.message}); run scripts/setup (npm ci in tests/node)`);
-  process.exit(1);
-}
+import {
+  check, crypto, dumps, finish, fromUri, PyFloat, pyFloatRepr, sha3hex, ss58, startAxon, stopAxon,
+  TERMINAL_FIELDS, terminal, timeNs, util, uuid1Like,
+} from './peer_support.mjs';
+
 const { u8aToHex, stringToU8a } = util;
-const {
-  cryptoWaitReady, encodeAddress, keyExtractSuri, keyFromPath, mnemonicToMiniSecret, sr25519PairFromSeed,
-  sr25519Sign, sr25519Verify, decodeAddress,
-} = crypto;
+const { cryptoWaitReady, sr25519PairFromSeed, sr25519Sign, sr25519Verify, decodeAddress } = crypto;
 
 const axonBinary = process.argv[2];
 if (!axonBinary) {
@@ -36,54 +28,8 @@ if (!axonBinary) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bookkeeping
+// The types this peer sends (json.dumps and the TerminalInfo fields are in peer_support.mjs)
 
-let failures = 0;
-let checks = 0;
-function check(cond, what) {
-  checks += 1;
-  if (!cond) {
-    failures += 1;
-    console.error(`FAIL: ${what}`);
-  }
-  return cond;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Keys, as Keypair.create_from_uri does for dev keys (PROTOCOL 9.6)
-
-const DEV_PHRASE = 'bottom drive obey lake curtain smoke basket hold race lonely fit walk';
-function fromUri(uri) {
-  const root = sr25519PairFromSeed(mnemonicToMiniSecret(DEV_PHRASE));
-  const { path } = keyExtractSuri(`${DEV_PHRASE}${uri}`);
-  return keyFromPath(root, path, 'sr25519');
-}
-const ss58 = (pair) => encodeAddress(pair.publicKey, 42);
-
-// ---------------------------------------------------------------------------------------------
-// Python's json.dumps (separators ", " and ": ") for the values a synapse holds
-
-class PyFloat {
-  constructor(v) { this.v = v; }
-}
-function pyFloatRepr(v) {
-  if (Number.isInteger(v)) return `${v}.0`;
-  return String(v); // shortest round trip, as repr() for the plain values used here
-}
-function dumps(v) {
-  if (v === null || v === undefined) return 'null';
-  if (v instanceof PyFloat) return pyFloatRepr(v.v);
-  if (typeof v === 'bigint') return v.toString();
-  if (typeof v === 'number') return String(v);
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'string') return JSON.stringify(v).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  if (Array.isArray(v)) return `[${v.map(dumps).join(', ')}]`;
-  return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${dumps(x)}`).join(', ')}}`;
-}
-
-const sha3hex = (s) => createHash('sha3-256').update(Buffer.from(s, 'utf8')).digest('hex');
-const TERMINAL_FIELDS = ['status_code', 'status_message', 'process_time', 'ip', 'port', 'version',
-  'nonce', 'uuid', 'hotkey', 'signature'];
 const INT_FIELDS = new Set(['status_code', 'port', 'version', 'nonce']);
 const FLOAT_FIELDS = new Set(['process_time']);
 const TYPES = {
@@ -93,19 +39,6 @@ const TYPES = {
 
 // ---------------------------------------------------------------------------------------------
 // The request, as a Python dendrite builds it
-
-let lastNonce = 0n;
-function timeNs() {
-  let n = BigInt(Date.now()) * 1_000_000n;
-  if (n <= lastNonce) n = lastNonce + 1n;
-  lastNonce = n;
-  return n;
-}
-function uuid1Like() {
-  const h = randomBytes(16).toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-1${h.slice(13, 16)}-${(8 + (parseInt(h[16], 16) & 3)).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-const terminal = (values) => Object.fromEntries(TERMINAL_FIELDS.map((f) => [f, values[f] ?? null]));
 
 /**
  * preprocess_synapse_for_request + to_headers + json.dumps(model_dump()).
@@ -251,24 +184,14 @@ writeFileSync(metagraph, JSON.stringify([
 ]));
 writeFileSync(denyList, `# deny list\n${ss58(eve)}\n`);
 
-const child = spawn(axonBinary, ['--uri', '//Bob', '--axon.ip', '127.0.0.1', '--axon.port', '0', '--metagraph', metagraph,
-  '--blacklist.hotkeys', denyList, '--blacklist.force_validator_permit'], { stdio: ['ignore', 'pipe', 'pipe'] });
-let stderr = '';
-child.stderr.on('data', (d) => { stderr += d; });
-const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-const killer = setTimeout(() => { console.error('python_dendrite_peer: overall timeout'); child.kill('SIGKILL'); process.exit(1); }, 90_000);
+let child;
+const killer = setTimeout(() => { console.error('python_dendrite_peer: overall timeout'); child?.kill('SIGKILL'); process.exit(1); }, 90_000);
 
 try {
   // bt-axon's first stdout line, its AxonInfo: exactly these keys, the real port.
-  const lines = createInterface({ input: child.stdout });
-  const first = await Promise.race([
-    new Promise((resolve) => lines.once('line', resolve)),
-    exited.then(() => null),
-    // unref(): a pending guard timer must not keep node alive for 30 s after the checks.
-    new Promise((resolve) => setTimeout(() => resolve(null), 30_000).unref()),
-  ]);
-  if (!check(first !== null, 'bt-axon printed its AxonInfo line')) throw new Error(`bt-axon did not start:\n${stderr}`);
-  const info = JSON.parse(first);
+  child = await startAxon(axonBinary, ['--metagraph', metagraph, '--blacklist.hotkeys', denyList,
+    '--blacklist.force_validator_permit']);
+  const { info } = child;
   check(JSON.stringify(Object.keys(info)) === JSON.stringify(['version', 'ip', 'port', 'ip_type', 'hotkey', 'coldkey', 'protocol']),
     `AxonInfo keys in order (got ${Object.keys(info)})`);
   check(info.hotkey === ss58(bob), 'AxonInfo hotkey is //Bob');
@@ -383,20 +306,14 @@ try {
 
   // --- graceful stop: SIGTERM drains and exits 0 ---
   agent.destroy();
-  child.kill('SIGTERM');
-  const { code, signal } = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve({ code: 'timeout' }), 20_000).unref())]);
-  check(code === 0 && signal === null, `bt-axon exits with status 0 on SIGTERM (got ${code}/${signal})`);
+  await stopAxon(child);
 } catch (e) {
   check(false, `unexpected: ${e.stack ?? e}`);
-  child.kill('SIGKILL');
+  child?.kill('SIGKILL');
 } finally {
   clearTimeout(killer);
   agent.destroy();
   rmSync(work, { recursive: true, force: true });
 }
 
-if (failures) {
-  console.error(`python_dendrite_peer: ${failures} of ${checks} checks failed\n--- bt-axon stderr ---\n${stderr}`);
-  process.exit(1);
-}
-console.log(`python_dendrite_peer: all ${checks} checks passed`);
+finish(child?.stderrText ?? '');
