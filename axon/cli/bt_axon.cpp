@@ -62,6 +62,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 
 namespace {
 
@@ -178,6 +179,35 @@ std::pair<std::size_t, std::size_t> added_removed(const Set& before, const Set& 
   return {added, removed};
 }
 
+/// What a new policy metagraph changes against the current one (none before: all added).
+struct metagraph_change {
+  std::size_t size = 0, added = 0, removed = 0, changed = 0;  // changed: stake or permit
+  bool any() const { return added + removed + changed > 0; }
+  std::string describe() const {
+    return fmt::format("{} neurons (+{} -{}, {} changed)", size, added, removed, changed);
+  }
+};
+
+metagraph_change metagraph_changes(const std::optional<bt::miner::neuron_map>& current,
+                                   const bt::miner::neuron_map& next) {
+  std::unordered_set<std::string> before, after;
+  metagraph_change c;
+  c.size = next.size();
+  if (current)
+    for (const auto& [k, n] : *current) before.insert(k);
+  for (const auto& [k, n] : next) {
+    after.insert(k);
+    if (current) {
+      const auto it = current->find(k);
+      if (it != current->end() &&
+          (it->second.stake != n.stake || it->second.validator_permit != n.validator_permit))
+        ++c.changed;
+    }
+  }
+  std::tie(c.added, c.removed) = added_removed(before, after);
+  return c;
+}
+
 /// SIGHUP: re-reads the deny list and metagraph files and swaps in the new policy whole
 /// (policy_holder::update); logs what changed. A file that cannot be used leaves the current
 /// policy in place (logged).
@@ -204,23 +234,9 @@ void reload_policy(bt::miner::policy_holder& policy, const std::string& deny_fil
         current.denied = std::move(*denied);
       }
       if (metagraph) {
-        std::unordered_set<std::string> before, after;
-        std::size_t changed = 0;
-        if (current.metagraph)
-          for (const auto& [k, n] : *current.metagraph) before.insert(k);
-        for (const auto& [k, n] : *metagraph) {
-          after.insert(k);
-          if (current.metagraph) {
-            const auto it = current.metagraph->find(k);
-            if (it != current.metagraph->end() &&
-                (it->second.stake != n.stake || it->second.validator_permit != n.validator_permit))
-              ++changed;
-          }
-        }
-        const auto [added, removed] = added_removed(before, after);
         if (!changes.empty()) changes += "; ";
-        changes += fmt::format("metagraph {}: {} neurons (+{} -{}, {} changed)", metagraph_file,
-                               metagraph->size(), added, removed, changed);
+        changes += fmt::format("metagraph {}: {}", metagraph_file,
+                               metagraph_changes(current.metagraph, *metagraph).describe());
         current.metagraph = std::move(*metagraph);
       }
     });
@@ -618,10 +634,17 @@ int main(int argc, char** argv) {
     bt::miner::policy_holder policy(std::move(initial_policy));
     if (refresher) {
       // Off the request path: a refresh swaps in the whole policy with the new metagraph,
-      // keeping whatever deny list and rules the current one has.
-      refresher->start([&policy](const bt::metagraph& m) {
+      // keeping whatever deny list and rules the current one has. What changed is logged.
+      refresher->start([&policy, &log, netuid](const bt::metagraph& m) {
         auto next = bt::miner::to_neuron_map(m);
-        policy.update([&next](bt::miner::access_policy& p) { p.metagraph = std::move(next); });
+        metagraph_change change;
+        policy.update([&](bt::miner::access_policy& p) {
+          change = metagraph_changes(p.metagraph, next);
+          p.metagraph = std::move(next);
+        });
+        if (change.any())
+          log->info("policy metagraph of subnet {} from the chain (block {}): {}", netuid, m.block,
+                    change.describe());
       });
     }
     // Stops the refresher before `policy` goes, on every way out of this scope.
@@ -731,13 +754,19 @@ int main(int argc, char** argv) {
     boost::asio::io_context signal_ioc(1);
     boost::asio::signal_set signals(signal_ioc, SIGINT, SIGTERM);
     int received = 0;
-    // SIGHUP re-reads the policy files, on this (main) thread, as often as it comes, until
+    // SIGHUP re-reads the policy files, on this (main) thread, and with --netuid asks the
+    // refresher for a chain read at once (on its own thread), as often as it comes, until
     // SIGINT or SIGTERM.
     boost::asio::signal_set reload_signal(signal_ioc, SIGHUP);
     std::function<void()> wait_for_reload = [&] {
       reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
         if (ec) return;
-        reload_policy(policy, deny_file, metagraph_file, *log);
+        if (!deny_file.empty() || !metagraph_file.empty() || !refresher)
+          reload_policy(policy, deny_file, metagraph_file, *log);
+        if (refresher) {
+          log->info("SIGHUP: refreshing the metagraph of subnet {} from the chain", netuid);
+          refresher->refresh_now();
+        }
         wait_for_reload();
       });
     };

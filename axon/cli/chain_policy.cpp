@@ -35,6 +35,14 @@ void metagraph_refresher::start(callback on_refresh) {
   thread_ = std::thread([this, cb = std::move(on_refresh)] { run(cb); });
 }
 
+void metagraph_refresher::refresh_now() {
+  {
+    const std::lock_guard lock(mutex_);
+    asked_ = true;
+  }
+  wake_.notify_all();
+}
+
 void metagraph_refresher::stop() {
   {
     const std::lock_guard lock(mutex_);
@@ -63,9 +71,12 @@ void metagraph_refresher::run(callback on_refresh) {
   bool failing = false;
   for (;;) {
     auto st = std::make_shared<read_state>();
+    bool asked = false;
     {
       std::unique_lock lock(mutex_);
-      if (wake_.wait_for(lock, interval_, [this] { return stopping_; })) return;
+      wake_.wait_for(lock, interval_, [this] { return stopping_ || asked_; });
+      if (stopping_) return;
+      asked = std::exchange(asked_, false);
       // The completion runs on the client's thread; it locks the refresher's mutex, which
       // outlives it: stop() destroys the client (running every pending completion) before the
       // refresher's members go.
@@ -95,8 +106,8 @@ void metagraph_refresher::run(callback on_refresh) {
       log_->info("metagraph refresh of subnet {} succeeded again: block {}, {} neurons", netuid_,
                  st->m.block, st->m.neurons.size());
     } else {
-      log_->info("metagraph refreshed: subnet {} at block {}, {} neurons", netuid_, st->m.block,
-                 st->m.neurons.size());
+      log_->info("metagraph refreshed{}: subnet {} at block {}, {} neurons",
+                 asked ? " on request" : "", netuid_, st->m.block, st->m.neurons.size());
     }
     failing = false;
   }

@@ -3,6 +3,7 @@
 //   bt::miner::metagraph_refresher r(endpoint, client_options, netuid, 300s, log);
 //   bt::metagraph first = r.read_now();        // blocking; throws bt::subtensor_error
 //   r.start([&](const bt::metagraph& m) { holder.update(...); });
+//   r.refresh_now();                           // e.g. on SIGHUP: one read now, not blocking
 //   ...
 //   r.stop();                                  // prompt, even with a read in flight
 //
@@ -14,6 +15,10 @@
 //    JSON-RPC error, decode error, timeout) is logged as a warning naming the error, the callback
 //    is not called, and the next read comes one interval later: the caller keeps the last good
 //    metagraph. The first read after recovering is logged at info.
+//  * refresh_now() (after start()) asks the thread for a read at once, under the same rules (the
+//    callback on success, a warning and the last good metagraph kept on failure); it returns
+//    without waiting for it, so any thread may call it. Asks that come while a read is in flight
+//    or already asked for are merged into one more read. The interval restarts after that read.
 //  * Reads never overlap: the next interval starts when a read has completed (a slow node delays
 //    refreshes, it never stacks them). Each read is bounded by the client's request timeout.
 //  * stop() (and the destructor) returns promptly even while a read is in flight: the thread
@@ -56,6 +61,8 @@ class metagraph_refresher {
   bt::metagraph read_now();
   /// Starts the refresh thread; `on_refresh` receives each metagraph read successfully.
   void start(callback on_refresh);
+  /// Asks the thread for one read now (see the contract); does not wait for it.
+  void refresh_now();
   /// Stops the thread and the client; idempotent.
   void stop();
 
@@ -70,6 +77,7 @@ class metagraph_refresher {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool asked_ = false;  // refresh_now() called since the last read began
   std::thread thread_;
 };
 

@@ -4,7 +4,9 @@
 //    refused 403 "Unrecognized hotkey" (no recorded neuron's key is one we can sign with, so the
 //    served case is the --blacklist.allow_non_registered control); with --metagraph.refresh_s 1,
 //    the node going away keeps the last metagraph (still 403, a warning logged) and a node back
-//    on the same port makes a later refresh succeed (logged).
+//    on the same port makes a later refresh succeed (logged); SIGHUP makes it read the chain at
+//    once, well before the next periodic refresh: a node whose subnet now has //Alice's hotkey
+//    (the recording with one neuron's hotkey swapped for hers) gets her served.
 //  * bt-dendrite query --netuid 1 --uids U takes exactly those uids' recorded axons as targets
 //    (public addresses that no recorded axon answers from the tests: each target's outcome is an
 //    error status, never a 200).
@@ -19,6 +21,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -46,9 +49,9 @@ struct fake_node {
   bt::perf::child_process child;
   int port = 0;
   std::string url;
-  explicit fake_node(int want_port = 0)
-      : child(bt::perf::child_process::spawn(
-            {BT_FAKE_SUBTENSOR_EXE, "--session", session, "--port", std::to_string(want_port)})) {
+  explicit fake_node(int want_port = 0, const std::string& session_file = session)
+      : child(bt::perf::child_process::spawn({BT_FAKE_SUBTENSOR_EXE, "--session", session_file,
+                                              "--port", std::to_string(want_port)})) {
     auto line = child.read_line(10s);
     REQUIRE(line);
     const bt::json j = bt::json::parse(*line);
@@ -298,4 +301,80 @@ TEST_CASE("bt-dendrite query --netuid 1 --uids: the asked uids' recorded axons a
     CHECK(r.status == 2);
     CHECK(r.out.find("--uids needs --netuid") != std::string::npos);
   }
+}
+
+namespace {
+
+std::string lower_hex(const bt::keypair& k) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (const auto b : k.public_key()) {
+    out += digits[static_cast<unsigned char>(b) >> 4];
+    out += digits[static_cast<unsigned char>(b) & 0xf];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bt-axon --netuid: SIGHUP refreshes the metagraph from the chain at once",
+          "[chain][cli][axon]") {
+  temp_dir tmp("bt-axon-sighup");
+  const fs::path log = tmp.path / "axon.log";
+  std::optional<fake_node> node;
+  node.emplace();
+  const int port = node->port;
+
+  // The chain's next state: the recording with uid 0's hotkey replaced by //Alice's (the
+  // recording's hex is lower case), so that she is registered in subnet 1 and uid 0's key is not.
+  const bt::json mg = recorded_metagraph(node->url);
+  const std::string uid0 = mg.at("neurons").at(0).at("hotkey").get<std::string>();
+  const std::string from = lower_hex(bt::keypair::from_ss58(uid0));
+  const std::string to = lower_hex(bt::keypair::from_uri("//Alice"));
+  std::string next = slurp(session);
+  std::size_t swapped = 0;
+  for (auto p = next.find(from); p != std::string::npos; p = next.find(from, p + to.size())) {
+    next.replace(p, from.size(), to);
+    ++swapped;
+  }
+  REQUIRE(swapped > 0);
+  const fs::path next_session = tmp.path / "session_with_alice.json";
+  std::ofstream(next_session) << next;
+
+  // No periodic refresh within the test: only SIGHUP can bring the new metagraph.
+  axon_process ax(
+      "--netuid 1 --metagraph.refresh_s 3600 --subtensor.timeout 2 --subtensor.chain_endpoint " +
+          node->url,
+      log);
+  INFO("bt-axon log: " << slurp(log));
+  CHECK(ping_as_alice(ax.port).first == 403);  // not registered at first
+
+  node->child.stop();
+  node.reset();
+  node.emplace(port, next_session.string());  // the chain moved on, on the same endpoint
+
+  REQUIRE(::kill(ax.child.pid(), SIGHUP) == 0);
+  REQUIRE(wait_for_log(log,
+                       "policy metagraph of subnet 1 from the chain (block 6852690): 1024 neurons "
+                       "(+1 -1, 0 changed)",
+                       1, 30s));
+  {
+    const std::string text = slurp(log);
+    CHECK(text.find("SIGHUP: refreshing the metagraph of subnet 1 from the chain") !=
+          std::string::npos);
+    CHECK(text.find("metagraph refreshed on request: subnet 1 at block 6852690, 1024 neurons") !=
+          std::string::npos);
+    CHECK(text.find("SIGHUP: no --blacklist.hotkeys") == std::string::npos);
+  }
+  const auto [status, message] = ping_as_alice(ax.port);
+  INFO(message);
+  CHECK(status == 200);  // registered now: served
+
+  // A SIGHUP whose chain read fails keeps the last good metagraph (her, still served).
+  node->child.stop();
+  node.reset();
+  REQUIRE(::kill(ax.child.pid(), SIGHUP) == 0);
+  REQUIRE(wait_for_log(log, "failed; keeping the last good metagraph (block 6852690)", 1, 30s));
+  CHECK(ping_as_alice(ax.port).first == 200);
+  CHECK(ax.child.stop(20s) == 0);
 }
