@@ -1,7 +1,8 @@
 # scripts/fleet end to end (tests/fleet/fleet_test.sh): three bt-axon processes behind HAProxy
 # (PROXY protocol v2) sharing Redis; honest bt-dendrite calls, the caller's real address at the
 # axon, and a replay through HAProxy refused by the other axons. Needs redis-server, haproxy and
-# python3 (scripts/setup); fails, never skips, without them.
+# python3 (scripts/setup); fails, never skips, without them. Every fleet test starts and stops
+# its fleet through tests/fleet/fleet_lib.sh.
 if(BT_BUILD_TOOLS AND TARGET bt-axon AND TARGET bt-dendrite)
   find_program(BT_BASH bash REQUIRED)
   add_test(NAME "fleet: three axons behind HAProxy"

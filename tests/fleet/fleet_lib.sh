@@ -1,4 +1,4 @@
-# Shared by the fleet failure tests (sourced, not run): start scripts/fleet, drive load through
+# Shared by the fleet tests (sourced, not run): start scripts/fleet, drive load through
 # HAProxy with bt-dendrite processes, count what the calls got, clean up everything started.
 #
 # The sourcing script sets: axon dendrite (executables) and src (the repository), then calls
@@ -6,6 +6,7 @@
 # hotkey, redis_port, redis_pid, axon_ports, axon_pids, admin_ports, haproxy_pid, work) and
 # $target is the public address as bt-dendrite takes it. Every process started here, by
 # scripts/fleet or added to extra_pids, is stopped on exit; the temporary directory is removed.
+# Every tests/fleet/*_test.sh starts its fleet with it.
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bt-fleet-test.XXXXXX")
 fleet=
@@ -69,6 +70,63 @@ fleet_start() {
   target=127.0.0.1:$public_port:$hotkey
   # HAProxy marks a server up after its first check (rise 1, inter 1 s).
   sleep 2
+}
+
+# relay_start OUT [FROM]: a one-connection relay in the background (its pid in $relay and in
+# extra_pids): it binds 127.0.0.1 port 0 (the port it got in $relay_port: no race for a free
+# port), accepts one client, connects to HAProxy's public port (from address FROM when given, so
+# that the axons see FROM as the caller), copies both ways, and saves what the client sent to OUT
+# when the exchange ends. relay_wait then tells whether it worked.
+relay_start() {
+  local out=$1 from=${2:-}
+  rm -f "$out" "$out.ready"
+  python3 - "$public_port" "$out" "$from" <<'EOF' &
+import os, socket, sys, threading
+public_port, capture, source = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+srv.settimeout(30)
+with open(capture + ".ready.tmp", "w") as f:
+    f.write(str(srv.getsockname()[1]))
+os.rename(capture + ".ready.tmp", capture + ".ready")
+client, _ = srv.accept()
+up = socket.create_connection(("127.0.0.1", public_port), timeout=30,
+                              source_address=(source, 0) if source else None)
+sent = bytearray()
+def pump(a, b, keep):
+    try:
+        while data := a.recv(65536):
+            if keep is not None:
+                keep += data
+            b.sendall(data)
+    except OSError:
+        pass
+    try:
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+back = threading.Thread(target=pump, args=(up, client, None))
+back.start()
+pump(client, up, sent)
+back.join(30)
+open(capture, "wb").write(bytes(sent))
+EOF
+  relay=$!
+  extra_pids+=("$relay")
+  for _ in $(seq 100); do [[ -f "$out.ready" ]] && break; sleep 0.1; done
+  [[ -f "$out.ready" ]] || fail "the relay did not start"
+  relay_port=$(cat "$out.ready")
+}
+# relay_wait: waits for the relay; its exit status. Its pid leaves extra_pids (no later signal
+# to a pid the system may have reused).
+relay_wait() {
+  local status=0 p kept=()
+  wait "$relay" || status=$?
+  for p in "${extra_pids[@]}"; do [[ "$p" == "$relay" ]] || kept+=("$p"); done
+  extra_pids=("${kept[@]}")
+  return "$status"
 }
 
 # batch OUT CALLS CONCURRENCY: one bt-dendrite process making CALLS Dummy calls through HAProxy;

@@ -47,47 +47,11 @@ done
 
 # A signed request captured through a one-connection relay (replayed raw after the stop to see
 # the 503's headers: it is fresh, so the axon consults the store before anything else refuses it).
-# The relay binds port 0 and writes the port it got to captured.ready (no race for a free port).
-python3 - "$public_port" "$tmp/captured" <<'EOF' &
-import os, socket, sys, threading
-public_port, capture = int(sys.argv[1]), sys.argv[2]
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 0))
-srv.listen(1)
-srv.settimeout(30)
-with open(capture + ".ready.tmp", "w") as f:
-    f.write(str(srv.getsockname()[1]))
-os.rename(capture + ".ready.tmp", capture + ".ready")
-client, _ = srv.accept()
-up = socket.create_connection(("127.0.0.1", public_port))
-sent = bytearray()
-def pump(a, b, keep):
-    try:
-        while data := a.recv(65536):
-            if keep is not None:
-                keep += data
-            b.sendall(data)
-    except OSError:
-        pass
-    try:
-        b.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
-back = threading.Thread(target=pump, args=(up, client, None))
-back.start()
-pump(client, up, sent)
-back.join(30)
-open(capture, "wb").write(bytes(sent))
-EOF
-relay=$!
-extra_pids+=("$relay")
-for _ in $(seq 100); do [[ -f "$tmp/captured.ready" ]] && break; sleep 0.1; done
-relay_port=$(cat "$tmp/captured.ready")
+relay_start "$tmp/captured"
 "$dendrite" query --uri //Alice --axon "127.0.0.1:$relay_port:$hotkey" --synapse Dummy \
   --fields '{"dummy_input": 5}' --timeout 10 >"$tmp/relayed.out" 2>/dev/null ||
   fail "the call through the relay failed"
-wait "$relay" || fail "the relay failed"
+relay_wait || fail "the relay failed"
 [[ -s "$tmp/captured" ]] || fail "nothing captured"
 
 load_start 4 20 4
