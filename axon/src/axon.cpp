@@ -214,13 +214,21 @@ axon::~axon() {
   }
 }
 
+namespace {
+
+/// A synapse route takes any of the three modes (PROTOCOL 12.4); anything else is refused.
+void check_synapse_auth(auth_mode mode, std::string_view caller) {
+  if (mode != auth_mode::bittensor && mode != auth_mode::epistula && mode != auth_mode::either)
+    throw std::invalid_argument("bt::axon::" + std::string(caller) + ": unknown auth_mode");
+}
+
+}  // namespace
+
 void axon::add_route(detail::route_spec r) {
   auto& s = *impl_;
   if (s.started.load())
     throw std::logic_error("bt::axon::attach: routes are fixed once the axon has started");
-  if (r.policy.auth != auth_mode::bittensor)
-    throw std::invalid_argument(
-        "bt::axon::attach: synapse routes support auth_mode::bittensor only");
+  check_synapse_auth(r.policy.auth, "attach");
   for (auto& existing : s.routes)
     if (existing->plain() && existing->path() == r.type->route())
       throw std::logic_error("bt::axon::attach: path '" + r.type->route() +
@@ -257,8 +265,12 @@ axon& axon::route(std::string_view method, std::string_view path, json_handler h
         "spaces, '?' or '#': \"" +
         std::string(path) + "\"");
   if (!handler) throw std::invalid_argument("bt::axon::route: null handler");
+  // A bittensor signature covers a body only through a synapse's required hash fields
+  // (PROTOCOL 5.5); a plain route has no synapse, so it would leave the body unsigned.
   if (options.auth != auth_mode::epistula)
-    throw std::invalid_argument("bt::axon::route: plain routes support auth_mode::epistula only");
+    throw std::invalid_argument(
+        "bt::axon::route: plain routes support auth_mode::epistula only (a bittensor signature "
+        "would not cover a plain body)");
   for (const auto& existing : s.routes)
     if (existing->path() == path)
       throw std::logic_error("bt::axon::route: path '" + std::string(path) + "' is already served");
@@ -276,9 +288,7 @@ axon& axon::set_route_options(std::string_view synapse_name, route_options polic
   if (s.started.load())
     throw std::logic_error(
         "bt::axon::set_route_options: routes are fixed once the axon has started");
-  if (policy.auth != auth_mode::bittensor)
-    throw std::invalid_argument(
-        "bt::axon::set_route_options: synapse routes support auth_mode::bittensor only");
+  check_synapse_auth(policy.auth, "set_route_options");
   for (auto& r : s.routes) {
     if (!r->plain() && r->name() == synapse_name) {
       r->spec.policy = std::move(policy);

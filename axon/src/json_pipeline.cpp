@@ -116,6 +116,39 @@ stage_result check_json_head(request_state& st) {
   return {};
 }
 
+stage_result choose_auth(request_state& st) {
+  const auth_mode mode = st.r->spec.policy.auth;
+  const bool epistula_fields = st.parser.epistula().any();
+  if (mode == auth_mode::bittensor || (mode == auth_mode::either && !epistula_fields)) return {};
+  // Epistula's path. A bittensor signature beside Epistula's fields is refused rather than
+  // ignored: the two may name different callers, and whichever the axon chose to trust, the
+  // handler (which reads the synapse's dendrite fields) could be shown the other, unverified.
+  if (epistula_fields && st.view.dendrite.signature)
+    return reject(axon_errc::epistula_malformed, close_early,
+                  "the request carries both Epistula-* fields and bt_header_dendrite_signature "
+                  "(ambiguous: send one kind of signature)");
+  st.epistula = true;
+  return {};
+}
+
+stage_result check_synapse_epistula_head(request_state& st) {
+  stage_result rej = check_json_head(st);
+  if (!st.job) return rej;
+  // The header synapse, also for a refusal's answer (its bt headers echo it): the request's
+  // headers as sent, with the caller as the Epistula head names it (verified by J2).
+  request_job& j = *st.job;
+  j.headers = std::move(st.view);
+  synapse& h = j.headers;
+  h.dendrite.ip = std::string(st.peer_ip);
+  h.dendrite.port = st.peer_port;
+  if (!rej) {
+    h.dendrite.hotkey = j.signer;
+    h.dendrite.uuid = j.request_uuid;
+    h.dendrite.nonce = j.ctx.nonce;
+  }
+  return rej;
+}
+
 stage_result verify_epistula(request_state& st, std::string_view body, std::string& scratch) {
   st.body_bytes = body.size();
   if (st.core.opts.insecure_skip_verification) return {};

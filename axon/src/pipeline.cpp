@@ -36,7 +36,10 @@
 //      (PROTOCOL 7)                   (sent by its stream_writer as it goes), the final chunk
 //
 // A plain JSON route (axon::route) leaves this table after stage 1 for its own, Epistula's
-// (json_pipeline.cpp), and rejoins it for the forward (9) under the same deadline rules.
+// (json_pipeline.cpp), and rejoins it for the forward (9) under the same deadline rules. A
+// synapse route whose auth mode takes Epistula (route_options::auth, PROTOCOL 12.4) runs
+// Epistula's head checks instead of 2-6, reads the body, checks the signature and the replay
+// store, then 3b (the route's verify function), 4, 6 and 7c-10 of this table.
 //
 // A streaming route shares stages 1-8 and the deadline of 9. Its head goes out with the first
 // chunk (stream_writer.cpp); until then every failure is answered as above. After it, a failure
@@ -270,6 +273,14 @@ stage_result verify(request_state& st, std::string& scratch) {
     if (!st.core.verifier.check(h, wall_ns(), scratch, why))
       return reject(axon_errc::not_verified, close_early, why);
   }
+  if (stage_result rej = check_route_verify(st)) return rej;
+  // From here on, error answers may be signed (D29: never for an unverified request).
+  st.verified = !opts.insecure_skip_verification;
+  return {};
+}
+
+stage_result check_route_verify(request_state& st) {
+  synapse& h = st.job->headers;
   if (const auto& fn = st.r->spec.policy.verify) {
     verdict v;
     try {
@@ -281,8 +292,6 @@ stage_result verify(request_state& st, std::string& scratch) {
     }
     if (!v.allowed) return reject(axon_errc::not_verified, close_early, v.reason);
   }
-  // From here on, error answers may be signed (D29: never for an unverified request).
-  st.verified = !opts.insecure_skip_verification;
   return {};
 }
 
@@ -392,13 +401,22 @@ stage_result check_body(request_state& st, std::string& body) {
   st.body_bytes = body.size();
   const error parsed = read_json_body(*r.spec.type, body, s);
   if (parsed) return reject(axon_errc::malformed_body, !st.keep_alive, parsed.message());
-  // D5: the handler must not see a body that claims another caller than the signed headers
-  // (a body whose dendrite.hotkey is null or missing claims no one: refused too).
-  if (st.verified && s.dendrite.hotkey != h.dendrite.hotkey)
+  if (st.epistula) {
+    // Epistula's signature covers every byte of the body, so there is no body hash to check.
+    // D5 in its form: a body that names a caller names the signer; the handler sees the signer.
+    if (s.dendrite.hotkey && s.dendrite.hotkey != h.dendrite.hotkey)
+      return reject(axon_errc::malformed_body, !st.keep_alive,
+                    "dendrite.hotkey differs from the signed Epistula-Signed-By");
+    s.dendrite.hotkey = h.dendrite.hotkey;
+  } else if (st.verified && s.dendrite.hotkey != h.dendrite.hotkey) {
+    // D5: the handler must not see a body that claims another caller than the signed headers
+    // (a body whose dendrite.hotkey is null or missing claims no one: refused too).
     return reject(axon_errc::malformed_body, !st.keep_alive,
                   "dendrite.hotkey differs from the signed bt_header_dendrite_hotkey");
-  if (const std::string computed = body_hash(*r.spec.type, s); computed != h.computed_body_hash)
+  } else if (const std::string computed = body_hash(*r.spec.type, s);
+             computed != h.computed_body_hash) {
     return reject(axon_errc::hash_mismatch, !st.keep_alive, h.computed_body_hash, computed);
+  }
   // D23: status fields are the axon's to set; whatever the client put there is dropped.
   s.axon.status_code.reset();
   s.axon.status_message.reset();

@@ -115,17 +115,26 @@ struct request_state {
   double priority = 0;                // the route's priority function (D15)
   bool needs_slot = false;            // takes a slot of the bounded queue
   std::size_t body_bytes = 0;         // for the access line
-  epistula_claim claim;               // plain routes: what the Epistula head decoded
+  epistula_claim claim;               // Epistula requests: what the Epistula head decoded
+  bool epistula = false;              // a synapse route's request authenticated by Epistula
 };
 
 // ---- the stages, in order (pipeline.cpp) ----
 
 /// 1. Method, Host, exact route (D24).
 stage_result check_request_line(request_state& st);
+/// 1b. A synapse route's authentication (route_options::auth; PROTOCOL 12.4): sets
+/// st.epistula for `epistula`, and for `either` when the request carries an Epistula-* field.
+/// 400 when it takes Epistula's path and also carries bt_header_dendrite_signature (ambiguous).
+/// Epistula's path then runs check_synapse_epistula_head, 7a, the body, J2-J3,
+/// check_route_verify, 4, 6, 7c and 8-10 of this table.
+stage_result choose_auth(request_state& st);
 /// 2. The header synapse: parse errors, computed_body_hash, timeout; creates the job.
 stage_result parse_header_synapse(request_state& st);
 /// 3. Signature, freshness and the route's verify function. `scratch`: the signed message.
 stage_result verify(request_state& st, std::string& scratch);
+/// 3b. The route's own verify function (part of 3; on Epistula's path after J2-J3).
+stage_result check_route_verify(request_state& st);
 /// 4. Blacklist on the verified caller (D4).
 stage_result check_blacklist(request_state& st);
 /// 5. The nonce store's record (after the blacklist: refused callers cannot fill it), for a
@@ -164,6 +173,10 @@ stage_result forward_outcome(request_state& st, bool close);
 /// window, Signed-By, Signed-For, uuid, the signature's form). Then 7a (check_declared_length)
 /// and the body read, as for synapses.
 stage_result check_json_head(request_state& st);
+/// J1 for a synapse route's Epistula request: check_json_head, then the header synapse as the
+/// blacklist and priority functions see it (its dendrite hotkey, uuid and nonce are the
+/// Epistula head's, its address the observed peer's).
+stage_result check_synapse_epistula_head(request_state& st);
 /// J2. SHA-256 of the body and the sr25519 signature over the signed text. `scratch`: the text.
 stage_result verify_epistula(request_state& st, std::string_view body, std::string& scratch);
 /// J3. The replay store records (Signed-By, "epistula:" + uuid) until the timestamp leaves the

@@ -389,19 +389,26 @@ task<bool> connection::serve(request_parser& p) {
   // ---- stages 1-7a: the head alone decides; every refusal closes (nothing of the body read) ----
   if ((rej = check_request_line(st))) co_return co_await answer(*rej, &st);
   if (st.r->plain()) co_return co_await serve_json(st);
-  if ((rej = parse_header_synapse(st)) || (rej = verify(st, out_.scratch)) ||
-      (rej = check_blacklist(st)))
-    co_return co_await answer(*rej, &st);
-  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
-    rej = record_nonce(st);
+  if ((rej = choose_auth(st))) co_return co_await answer(*rej, &st);
+  if (st.epistula) {
+    // Epistula's path (PROTOCOL 12.4): the head, then the body its signature covers.
+    if ((rej = check_synapse_epistula_head(st)) || (rej = check_declared_length(st)))
+      co_return co_await answer(*rej, &st);
   } else {
-    const clock_type::time_point store_t0 = clock_type::now();
-    const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_nonce);
-    core_.stats->on_store(v, seconds_since(store_t0));
-    rej = nonce_outcome(v);
+    if ((rej = parse_header_synapse(st)) || (rej = verify(st, out_.scratch)) ||
+        (rej = check_blacklist(st)))
+      co_return co_await answer(*rej, &st);
+    if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
+      rej = record_nonce(st);
+    } else {
+      const clock_type::time_point store_t0 = clock_type::now();
+      const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_nonce);
+      core_.stats->on_store(v, seconds_since(store_t0));
+      rej = nonce_outcome(v);
+    }
+    if (rej || (rej = prioritize(st)) || (rej = check_declared_length(st)))
+      co_return co_await answer(*rej, &st);
   }
-  if (rej || (rej = prioritize(st)) || (rej = check_declared_length(st)))
-    co_return co_await answer(*rej, &st);
 
   // ---- 7b. the body, under the watchdog ----
   if (st.body_pending) {
@@ -409,6 +416,13 @@ task<bool> connection::serve(request_parser& p) {
     rej = co_await read_body(st, alive);
     if (rej) co_return co_await answer(*rej, &st);
     if (!alive) co_return false;
+  }
+  if (st.epistula) {
+    // ---- J2, J3, then 3b, 4 and 6 on the verified signer ----
+    rej = co_await authenticate_epistula(st);
+    if (rej || (rej = check_route_verify(st)) || (rej = check_blacklist(st)) ||
+        (rej = prioritize(st)))
+      co_return co_await answer(*rej, &st);
   }
 
   // ---- 7c, 8: admission, then the body synapse ----
@@ -446,6 +460,20 @@ task<bool> connection::serve(request_parser& p) {
   co_return written && !close;
 }
 
+task<stage_result> connection::authenticate_epistula(request_state& st) {
+  stage_result rej;  // a named object: see serve()
+  if ((rej = verify_epistula(st, body_, out_.scratch))) co_return rej;
+  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
+    rej = record_epistula(st);
+  } else {
+    const clock_type::time_point store_t0 = clock_type::now();
+    const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_epistula);
+    core_.stats->on_store(v, seconds_since(store_t0));
+    rej = epistula_outcome(v, !st.keep_alive);
+  }
+  co_return rej;
+}
+
 task<bool> connection::serve_json(request_state& st) {
   stage_result rej;  // a named object: see serve()
 
@@ -462,15 +490,7 @@ task<bool> connection::serve_json(request_state& st) {
   }
 
   // ---- J2, J3: the signature over the body, then the replay store ----
-  if ((rej = verify_epistula(st, body_, out_.scratch))) co_return co_await answer(*rej, &st);
-  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
-    rej = record_epistula(st);
-  } else {
-    const clock_type::time_point store_t0 = clock_type::now();
-    const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_epistula);
-    core_.stats->on_store(v, seconds_since(store_t0));
-    rej = epistula_outcome(v, !st.keep_alive);
-  }
+  rej = co_await authenticate_epistula(st);
   if (rej) co_return co_await answer(*rej, &st);
 
   // ---- J4, 7c, J5: policy, admission, the body as JSON ----

@@ -74,6 +74,9 @@ class connection : public std::enable_shared_from_this<connection> {
   task<bool> serve(request_parser& p);
   /// serve() for a plain JSON route, once stage 1 matched it (json_pipeline.cpp's stages).
   task<bool> serve_json(request_state& st);
+  /// J2-J3 of an Epistula request whose body is in body_: the signature, then the replay store
+  /// (inline, or waited for). The rejection to answer, if any.
+  task<stage_result> authenticate_epistula(request_state& st);
   /// opts.proxy_protocol: checks that the peer is a trusted proxy, reads its PROXY header (under
   /// proxy_header_timeout and the size caps) and takes the caller's address from it. Bytes after
   /// the header stay in buffer_ for the first request. False: close (logged and counted).

@@ -7,8 +7,10 @@
 #include "memory_session.hpp"
 
 #include <bt/axon.hpp>
+#include <bt/dendrite.hpp>
 #include <bt/detail/uuid.hpp>
 #include <bt/epistula.hpp>
+#include <bt/examples/dummy.hpp>
 #include <bt/hex.hpp>
 #include <bt/json.hpp>
 #include <bt/sha256.hpp>
@@ -17,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/dev_keys.hpp"
+#include "support/python_client.hpp"
 
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -496,4 +499,200 @@ TEST_CASE("epistula windows outside 0 to 24 h are refused at start", "[axon][epi
   fine.start(ec);
   CHECK_FALSE(ec);
   fine.stop();
+}
+
+// ---- auth_mode on a synapse route (PROTOCOL 12.4) ----
+
+namespace {
+
+using bt::examples::dummy;
+
+/// //Bob's axon in memory serving Dummy under `mode`; the handler records the caller it saw.
+struct dummy_fixture {
+  std::atomic<int> calls{0};
+  std::string seen_hotkey;  // written by the handler (one request at a time in memory)
+  bool seen_verified = false;
+  bt::axon ax;
+  std::optional<bt::detail::memory_axon> mem;
+
+  explicit dummy_fixture(bt::auth_mode mode) : ax(bob(), bt::axon_options::loopback()) {
+    bt::route_options policy;
+    policy.auth = mode;
+    ax.attach<dummy>(
+        [this](dummy& d, const bt::request_context& c) {
+          ++calls;
+          seen_hotkey = std::string(c.hotkey);
+          seen_verified = c.verified;
+          d.dummy_output = 2 * d.dummy_input;
+        },
+        std::move(policy));
+    mem.emplace(ax);
+  }
+
+  http::response<http::string_body> send(std::string_view wire) {
+    return only_response(mem->exchange(wire));
+  }
+  /// A bittensor (Python-shaped) request from `caller`.
+  bt::test::request_parts bittensor(const bt::keypair& caller, std::int64_t input,
+                                    std::string uuid) {
+    dummy d;
+    d.dummy_input = input;
+    bt::test::python_request_options o;
+    o.uuid = std::move(uuid);
+    return bt::test::python_request(d, caller, bob().ss58_address(), o);
+  }
+};
+
+/// Refused with `e`'s status and a message containing `fragment`; the handler not called.
+void check_dummy_refused(const dummy_fixture& f, const http::response<http::string_body>& r,
+                         axon_errc e, std::string_view fragment) {
+  CHECK(r.result_int() == static_cast<unsigned>(bt::detail::entry_of(e).status));
+  const auto j = json_of(r);
+  REQUIRE(j.contains("message"));
+  const std::string message = j.at("message").get<std::string>();
+  INFO("message: " << message);
+  CHECK(message.find(fragment) != std::string::npos);
+  CHECK(f.calls == 0);
+}
+
+}  // namespace
+
+TEST_CASE("auth either: a synapse route serves bittensor and Epistula requests",
+          "[axon][epistula][auth_mode]") {
+  dummy_fixture f(bt::auth_mode::either);
+  const std::string me = bob().ss58_address();
+
+  // No Epistula-* field: bittensor's path, as a bittensor-only route would serve it.
+  const auto bt_req = f.bittensor(alice(), 21, bt::test::test_uuid("either-bt"));
+  auto r = f.send(bt_req.wire(8091));
+  REQUIRE(r.result_int() == 200);
+  CHECK(json_of(r).at("dummy_output") == 42);
+  CHECK(f.seen_hotkey == alice().ss58_address());
+  CHECK(f.seen_verified);
+  // Its signature is still checked: a tampered body is refused.
+  auto tampered = bt_req;
+  tampered.set("bt_header_dendrite_nonce", std::to_string(bt::test::now_ns()));
+  f.calls = 0;
+  check_dummy_refused(f, f.send(tampered.wire(8091)), axon_errc::not_verified,
+                      "Signature mismatch");
+
+  // Epistula fields: Epistula's path. The synapse JSON is the body; the caller is Signed-By; the
+  // answer is the synapse's, with its bt headers.
+  const auto epi = signed_request::make(charlie(), R"({"dummy_input": 5})", me);
+  r = f.send(epi.wire("POST", "/Dummy"));
+  REQUIRE(r.result_int() == 200);
+  const auto j = json_of(r);
+  CHECK(j.at("dummy_output") == 10);
+  CHECK(j.at("dendrite").at("hotkey") == charlie().ss58_address());
+  CHECK(r["bt_header_axon_status_code"] == "200");
+  CHECK(f.calls == 1);
+  CHECK(f.seen_hotkey == charlie().ss58_address());
+  CHECK(f.seen_verified);
+  // The same request again: the replay store refuses its uuid, as on a plain route.
+  f.calls = 0;
+  check_dummy_refused(f, f.send(epi.wire("POST", "/Dummy")), axon_errc::epistula_replayed,
+                      "Epistula-Uuid was already used");
+  // Epistula's checks apply in full: another body under the signature, a signature by another
+  // key, a timestamp outside the window.
+  auto body_swapped = signed_request::make(charlie(), R"({"dummy_input": 6})", me,
+                                           bt::epistula::now_ms(), bt::detail::make_uuid4());
+  body_swapped.body = R"({"dummy_input": 7})";
+  check_dummy_refused(f, f.send(body_swapped.wire("POST", "/Dummy")), axon_errc::not_verified,
+                      "does not verify");
+  check_dummy_refused(f,
+                      f.send(signed_request::make(charlie(), "{}", me, bt::epistula::now_ms(),
+                                                  bt::detail::make_uuid4(), &alice())
+                                 .wire("POST", "/Dummy")),
+                      axon_errc::not_verified, "does not verify");
+  check_dummy_refused(
+      f,
+      f.send(signed_request::make(charlie(), "{}", me, bt::epistula::now_ms() - 60'000,
+                                  bt::detail::make_uuid4())
+                 .wire("POST", "/Dummy")),
+      axon_errc::not_verified, "Epistula-Timestamp");
+  // A body that names another caller than the signer never reaches the handler.
+  check_dummy_refused(
+      f,
+      f.send(signed_request::make(charlie(),
+                                  R"({"dummy_input": 1, "dendrite": {"hotkey": ")" +
+                                      alice().ss58_address() + R"("}})",
+                                  me, bt::epistula::now_ms(), bt::detail::make_uuid4())
+                 .wire("POST", "/Dummy")),
+      axon_errc::malformed_body, "Epistula-Signed-By");
+}
+
+TEST_CASE("auth either: a request carrying both kinds of signature is refused 400",
+          "[axon][epistula][auth_mode]") {
+  const std::string me = bob().ss58_address();
+  for (const auto mode : {bt::auth_mode::either, bt::auth_mode::epistula}) {
+    dummy_fixture f(mode);
+    // A valid bittensor request with valid Epistula fields added: each signature alone would
+    // pass, together they are ambiguous.
+    auto req = f.bittensor(alice(), 3, bt::test::test_uuid("both"));
+    const auto epi = signed_request::make(alice(), req.body, me);
+    for (const auto& [n, v] : epi.fields) req.set(n, v);
+    check_dummy_refused(f, f.send(req.wire(8091)), axon_errc::epistula_malformed, "ambiguous");
+    // Neither signature was spent: each alone is still accepted afterwards.
+    auto alone = signed_request::make(alice(), req.body, me);
+    CHECK(f.send(alone.wire("POST", "/Dummy")).result_int() == 200);
+  }
+  // A bittensor-only route ignores Epistula-* fields, as before.
+  dummy_fixture f(bt::auth_mode::bittensor);
+  auto req = f.bittensor(alice(), 3, bt::test::test_uuid("both-bittensor"));
+  for (const auto& [n, v] : signed_request::make(charlie(), req.body, me).fields) req.set(n, v);
+  const auto r = f.send(req.wire(8091));
+  CHECK(r.result_int() == 200);
+  CHECK(f.seen_hotkey == alice().ss58_address());
+}
+
+TEST_CASE("auth epistula on a synapse route refuses bittensor requests; plain routes refuse either",
+          "[axon][epistula][auth_mode]") {
+  dummy_fixture f(bt::auth_mode::epistula);
+  check_dummy_refused(f,
+                      f.send(f.bittensor(alice(), 2, bt::test::test_uuid("epi-only")).wire(8091)),
+                      axon_errc::epistula_malformed, "missing Epistula-Version");
+  CHECK(f.send(signed_request::make(alice(), R"({"dummy_input": 2})", bob().ss58_address())
+                   .wire("POST", "/Dummy"))
+            .result_int() == 200);
+
+  bt::axon ax(bob(), bt::axon_options::loopback());
+  const auto handler = [](std::string_view, const bt::json&, const bt::request_context&) {
+    return bt::json_reply{};
+  };
+  for (const auto mode : {bt::auth_mode::either, bt::auth_mode::bittensor}) {
+    bt::json_route_options o;
+    o.auth = mode;
+    CHECK_THROWS_AS(ax.route("POST", "/p", handler, o), std::invalid_argument);
+  }
+  bt::route_options unknown;
+  unknown.auth = static_cast<bt::auth_mode>(7);
+  CHECK_THROWS_AS(ax.attach<dummy>([](dummy&) {}, unknown), std::invalid_argument);
+}
+
+TEST_CASE("auth either over loopback: our dendrite's call and epistula_call on one route",
+          "[axon][epistula][auth_mode]") {
+  bt::axon ax(bob(), bt::axon_options::loopback());
+  bt::route_options policy;
+  policy.auth = bt::auth_mode::either;
+  ax.attach<dummy>([](dummy& d) { d.dummy_output = 2 * d.dummy_input; }, std::move(policy));
+  ax.start();
+  auto target = ax.info();
+  target.ip = "127.0.0.1";
+  bt::dendrite_options o;
+  o.verify_responses = bt::response_verification::required;
+  bt::dendrite d(alice(), o);
+  dummy q;
+  q.dummy_input = 4;
+  const auto call = d.call(target, q, 5.0);
+  INFO(call.dendrite.status_message.value_or(""));
+  CHECK(call.dendrite.status_code == 200);
+  CHECK(call.dummy_output == 8);
+  const auto epi = d.epistula_call(target, "POST", "/Dummy", R"({"dummy_input": 9})", 5.0);
+  INFO(epi.status_message);
+  CHECK(epi.status == 200);
+  CHECK(epi.response_verified);  // the answer is signed for the Epistula request's uuid
+  const auto j = bt::json::parse(epi.body, nullptr, false);
+  REQUIRE(j.is_object());
+  CHECK(j.at("dummy_output") == 18);
+  ax.stop();
 }

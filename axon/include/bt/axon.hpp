@@ -73,8 +73,11 @@ struct route_options {
   /// An extra check after the built-in signature and freshness checks (never instead of them, so
   /// it cannot reopen D1). Denied -> 401 `Not Verified with error: {reason}`.
   std::function<verdict(const synapse& headers, const request_context& caller)> verify{};
-  /// Synapse routes support `bittensor` only for now: attach() throws std::invalid_argument for
-  /// another mode.
+  /// `epistula`: the synapse's JSON is the body Epistula signs, and the caller is
+  /// Epistula-Signed-By (the body's dendrite.hotkey, when present, must name it). `either`:
+  /// Epistula's path when the request carries an Epistula-* field, else bittensor's; one that
+  /// carries both an Epistula-* field and bt_header_dendrite_signature is refused 400 (PROTOCOL
+  /// 12.4).
   auth_mode auth = auth_mode::bittensor;
 };
 
@@ -96,8 +99,8 @@ using json_handler =
 /// Policy of a plain JSON route (axon::route). Blacklist and priority see the verified caller
 /// only (there is no synapse), and run after the signature check and the replay store.
 struct json_route_options {
-  /// Plain routes support `epistula` only for now: route() throws std::invalid_argument for
-  /// another mode.
+  /// Plain routes support `epistula` only: route() throws std::invalid_argument for another
+  /// mode (a bittensor signature covers a body only through a synapse's hash fields).
   auth_mode auth = auth_mode::epistula;
   /// Denied -> 403 `Forbidden. Key is blacklisted: {reason}.`
   std::function<verdict(const request_context& caller)> blacklist{};
