@@ -6,7 +6,8 @@
 //    the node going away keeps the last metagraph (still 403, a warning logged) and a node back
 //    on the same port makes a later refresh succeed (logged); SIGHUP makes it read the chain at
 //    once, well before the next periodic refresh: a node whose subnet now has //Alice's hotkey
-//    (the recording with one neuron's hotkey swapped for hers) gets her served.
+//    (the recording with one neuron's hotkey swapped for hers) gets her served; SIGHUPs that come
+//    while a read is in flight are merged into one more read.
 //  * bt-dendrite query --netuid 1 --uids U takes exactly those uids' recorded axons as targets
 //    (public addresses that no recorded axon answers from the tests: each target's outcome is an
 //    error status, never a 200).
@@ -49,14 +50,21 @@ struct fake_node {
   bt::perf::child_process child;
   int port = 0;
   std::string url;
-  explicit fake_node(int want_port = 0, const std::string& session_file = session)
-      : child(bt::perf::child_process::spawn({BT_FAKE_SUBTENSOR_EXE, "--session", session_file,
-                                              "--port", std::to_string(want_port)})) {
+  explicit fake_node(int want_port = 0, const std::string& session_file = session,
+                     const std::vector<std::string>& extra_args = {})
+      : child(bt::perf::child_process::spawn(args(want_port, session_file, extra_args))) {
     auto line = child.read_line(10s);
     REQUIRE(line);
     const bt::json j = bt::json::parse(*line);
     port = j.at("port").get<int>();
     url = j.at("url").get<std::string>();
+  }
+  static std::vector<std::string> args(int want_port, const std::string& session_file,
+                                       const std::vector<std::string>& extra_args) {
+    std::vector<std::string> v{BT_FAKE_SUBTENSOR_EXE, "--session", session_file, "--port",
+                               std::to_string(want_port)};
+    v.insert(v.end(), extra_args.begin(), extra_args.end());
+    return v;
   }
 };
 
@@ -343,7 +351,7 @@ TEST_CASE("bt-axon --netuid: SIGHUP refreshes the metagraph from the chain at on
 
   // No periodic refresh within the test: only SIGHUP can bring the new metagraph.
   axon_process ax(
-      "--netuid 1 --metagraph.refresh_s 3600 --subtensor.timeout 2 --subtensor.chain_endpoint " +
+      "--netuid 1 --metagraph.refresh_s 3600 --subtensor.timeout 10 --subtensor.chain_endpoint " +
           node->url,
       log);
   INFO("bt-axon log: " << slurp(log));
@@ -369,6 +377,23 @@ TEST_CASE("bt-axon --netuid: SIGHUP refreshes the metagraph from the chain at on
   const auto [status, message] = ping_as_alice(ax.port);
   INFO(message);
   CHECK(status == 200);  // registered now: served
+
+  // SIGHUPs handled while a read is in flight (the node answers chain_getHead, once per read,
+  // after 2.5 s) are merged into one more read: three signals, two reads.
+  node->child.stop();
+  node.reset();
+  node.emplace(port, next_session.string(),
+               std::vector<std::string>{"--fault", "chain_getHead=delay:2500"});
+  const std::string asked = "SIGHUP: refreshing the metagraph of subnet 1 from the chain";
+  const std::string read = "metagraph refreshed on request: subnet 1";
+  const std::size_t asked0 = count_of(slurp(log), asked), read0 = count_of(slurp(log), read);
+  for (std::size_t i = 1; i <= 3; ++i) {  // one at a time: pending signals would coalesce
+    REQUIRE(::kill(ax.child.pid(), SIGHUP) == 0);
+    REQUIRE(wait_for_log(log, asked, asked0 + i, 10s));
+  }
+  REQUIRE(wait_for_log(log, read, read0 + 2, 30s));
+  std::this_thread::sleep_for(6s);  // a third read, if one were made, would have ended by now
+  CHECK(count_of(slurp(log), read) == read0 + 2);
 
   // A SIGHUP whose chain read fails keeps the last good metagraph (her, still served).
   node->child.stop();
