@@ -320,6 +320,12 @@ int main(int argc, char** argv) {
   std::size_t max_queued = defaults.max_queued_requests;
   std::uint32_t max_header_bytes = defaults.max_header_bytes;
   std::uint64_t max_body_bytes = defaults.max_body_bytes;
+  // Epistula requests (docs/protocol.md 12.2): the timestamp window and the Signed-For rule.
+  std::uint32_t epistula_past_ms =
+      static_cast<std::uint32_t>(defaults.epistula_past_window.count());
+  std::uint32_t epistula_future_ms =
+      static_cast<std::uint32_t>(defaults.epistula_future_window.count());
+  std::string epistula_require_signed_for = defaults.epistula_require_signed_for ? "on" : "off";
   std::size_t max_connections = defaults.max_connections;
   double header_timeout_s = std::chrono::duration<double>(defaults.header_timeout).count();
   double body_timeout_s = std::chrono::duration<double>(defaults.body_timeout).count();
@@ -371,6 +377,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--axon.max_body_bytes", max_body_bytes, "Request body; larger: 413")
       ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--axon.epistula_past_ms", epistula_past_ms,
+                 "Epistula requests: milliseconds an Epistula-Timestamp may lie in the past; "
+                 "older: 401")
+      ->check(bt::cli::in_range(0u, 86'400'000u))
+      ->capture_default_str();
+  app.add_option("--axon.epistula_future_ms", epistula_future_ms,
+                 "Epistula requests: milliseconds an Epistula-Timestamp may lie ahead of this "
+                 "axon's clock; further: 401")
+      ->check(bt::cli::in_range(0u, 86'400'000u))
+      ->capture_default_str();
+  app.add_option("--axon.epistula_require_signed_for", epistula_require_signed_for,
+                 "on: refuse an Epistula request without Epistula-Signed-For (400); off: accept "
+                 "it (a present one must still be this axon's hotkey)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--axon.nonce_rule", nonce_rule_name,
                  "Replay rule per (hotkey, uuid): window (reordering tolerated), "
@@ -668,6 +689,9 @@ int main(int argc, char** argv) {
     o.max_queued_requests = max_queued;
     o.max_header_bytes = max_header_bytes;
     o.max_body_bytes = max_body_bytes;
+    o.epistula_past_window = std::chrono::milliseconds(epistula_past_ms);
+    o.epistula_future_window = std::chrono::milliseconds(epistula_future_ms);
+    o.epistula_require_signed_for = epistula_require_signed_for == "on";
     o.max_connections = max_connections;
     o.header_timeout =
         std::chrono::milliseconds(static_cast<std::int64_t>(header_timeout_s * 1000));

@@ -3,7 +3,10 @@
 // with @polkadot/util-crypto's sr25519Sign over "{sha256(body) hex}.{uuid}.{timestamp}.{signed_for}"
 // and checks that a good request is accepted and answered with the verified signer, and that a
 // replay, a stale or future timestamp, a wrong Signed-For, a tampered body, another key's
-// signature and malformed headers are each refused with their status and reason.
+// signature and malformed headers are each refused with their status and reason. A second
+// bt-axon started with --axon.epistula_past_ms 1000, --axon.epistula_future_ms 500 and
+// --axon.epistula_require_signed_for off refuses timestamps the default window accepts and
+// accepts a request without Signed-For.
 //
 // With a second argument (the redis-server program) it runs the fleet case instead: a
 // redis-server on a free loopback port, two bt-axon processes sharing it as their replay store
@@ -227,7 +230,26 @@ async function singleAxon() {
   // Still serving.
   res = await send(port, sign(alice, body, BOB), body);
   check(res.status === 200, `still serving after the refusals (got ${res.status})`);
+  // Inside the default window: 3 s old, 1.5 s ahead (the narrowed axon below refuses both).
+  res = await send(port, sign(alice, body, BOB, { timestamp: Date.now() - 3_000 }), body);
+  check(res.status === 200, `default window: a timestamp 3 s old is accepted (got ${res.status} ${res.text})`);
+  res = await send(port, sign(alice, body, BOB, { timestamp: Date.now() + 1_500 }), body);
+  check(res.status === 200, `default window: a timestamp 1.5 s ahead is accepted (got ${res.status} ${res.text})`);
   await stopAxon(axon);
+
+  // bt-axon's Epistula flags: a narrowed window and Signed-For optional.
+  const narrow = await startAxon(['--axon.epistula_past_ms', '1000', '--axon.epistula_future_ms', '500',
+    '--axon.epistula_require_signed_for', 'off']);
+  res = await send(narrow.port, sign(alice, body, BOB, { timestamp: Date.now() - 3_000 }), body);
+  refused(res, 401, 'this axon accepts 1.000 seconds into the past', '--axon.epistula_past_ms 1000: a timestamp 3 s old');
+  res = await send(narrow.port, sign(alice, body, BOB, { timestamp: Date.now() + 1_500 }), body);
+  refused(res, 401, 'in the future', '--axon.epistula_future_ms 500: a timestamp 1.5 s ahead');
+  res = await send(narrow.port, sign(alice, body, ''), body);
+  check(res.status === 200 && res.json?.signed_by === ss58(alice),
+    `--axon.epistula_require_signed_for off: no Signed-For accepted (got ${res.status} ${res.text})`);
+  res = await send(narrow.port, sign(alice, body, ss58(charlie)), body);
+  refused(res, 401, 'Epistula-Signed-For', '--axon.epistula_require_signed_for off: signed for //Charlie still refused');
+  await stopAxon(narrow);
 }
 
 async function fleet() {
