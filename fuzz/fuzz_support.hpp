@@ -20,6 +20,12 @@ namespace bt::fuzz {
 #define BT_FUZZ_CHECK(cond) \
   ((cond) ? (void)0 : ::bt::fuzz::invariant_failed(#cond, __FILE__, __LINE__))
 
+/// On a harness's own functions (token resolution, the oracle): no coverage counters or
+/// comparison tracing there. Their edges say nothing about the code under test, and every
+/// feature an input touches costs libFuzzer time (docs/reliability.md, "Fuzzing"); the
+/// sanitizers still check them.
+#define BT_FUZZ_NO_COVERAGE __attribute__((no_sanitize("coverage")))
+
 inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
