@@ -125,9 +125,25 @@ class AxonInfo:
 
 AxonLike = Any  # AxonInfo, or any object with ip, port and hotkey attributes
 
+class EpistulaResponse:
+    """The answer to an Epistula call, or a client-side failure (error set)."""
+    status: int
+    status_message: str
+    error: Optional[str]  # "timeout", "connect_failed", "response_unauthenticated", ...
+    headers: List[Tuple[str, str]]
+    body: bytes
+    process_time: Optional[float]
+    verified: bool
+    uuid: str
+    def header(self, name: str) -> Optional[str]: ...
+    def json(self) -> Any: ...
+
+JsonBody = Any  # bytes (sent verbatim) or any JSON-able value (serialised)
+
 class Dendrite:
     def __init__(self, keypair: Keypair, *, threads: int = 1, max_concurrency: int = 256,
-                 external_ip: str = "", max_response_body_bytes: int = 67108864) -> None: ...
+                 external_ip: str = "", max_response_body_bytes: int = 67108864,
+                 verify_responses: str = "if_present") -> None: ...
     @overload
     def query(self, axons: Sequence[AxonLike], synapse: Synapse,
               timeout: float = 12.0) -> List[Synapse]: ...
@@ -141,6 +157,11 @@ class Dendrite:
                 timeout: float = 12.0) -> "asyncio.Future[Synapse]": ...
     def call_stream(self, axon: AxonLike, synapse: Synapse,
                     timeout: float = 12.0) -> AsyncIterator[Union[bytes, Synapse]]: ...
+    def epistula_call(self, axon: AxonLike, method: str, path: str, json_body: JsonBody = b"",
+                      timeout: float = 12.0) -> EpistulaResponse: ...
+    def async_epistula_call(self, axon: AxonLike, method: str, path: str,
+                            json_body: JsonBody = b"",
+                            timeout: float = 12.0) -> "asyncio.Future[EpistulaResponse]": ...
     @property
     def uuid(self) -> str: ...
     @property
@@ -158,6 +179,19 @@ class StreamWriter:
 
 Forward = Callable[[Synapse], Union[None, Synapse, Awaitable[Union[None, Synapse]]]]
 
+class RequestContext:
+    """The verified caller of a plain JSON route."""
+    hotkey: str
+    uuid: str
+    nonce: int
+    ip: str
+    port: int
+    path: str
+    verified: bool
+
+RouteHandler = Callable[[bytes, Any, RequestContext],
+                        Union[Tuple[int, Any], Awaitable[Tuple[int, Any]]]]
+
 class Axon:
     def __init__(self, keypair: Keypair, *, ip: str = "127.0.0.1", port: int = 0,
                  loop: Optional[asyncio.AbstractEventLoop] = None, external_ip: str = ...,
@@ -167,12 +201,18 @@ class Axon:
                  max_connections: int = ..., header_timeout: float = ...,
                  idle_timeout: float = ..., write_timeout: float = ..., body_timeout: float = ...,
                  max_request_timeout: float = ..., drain_timeout: float = ...,
-                 sign_error_responses: bool = ..., list_synapses_on_404: bool = ...,
+                 sign_responses: bool = ..., sign_error_responses: bool = ...,
+                 list_synapses_on_404: bool = ..., epistula_past_window: float = ...,
+                 epistula_future_window: float = ..., epistula_require_signed_for: bool = ...,
                  insecure_skip_verification: bool = ...) -> None: ...
     def attach(self, synapse_type: SynapseType, forward: Forward,
                blacklist: Optional[Callable[[Synapse], Union[bool, Tuple[bool, str]]]] = None,
                priority: Optional[Callable[[Synapse], float]] = None,
                streaming: bool = False) -> None: ...
+    def route(self, method: str, path: str, handler: RouteHandler, *,
+              blacklist: Optional[Callable[[RequestContext], Union[bool, Tuple[bool, str]]]] = None,
+              priority: Optional[Callable[[RequestContext], float]] = None,
+              timeout: float = 12.0) -> None: ...
     def set_policy(self, name: str,
                    blacklist: Optional[Callable[[Synapse], Union[bool, Tuple[bool, str]]]] = None,
                    priority: Optional[Callable[[Synapse], float]] = None) -> None: ...

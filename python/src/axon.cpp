@@ -12,6 +12,11 @@
 // the axon keeps serving. The request's deadline answers 408 whether or not Python returned
 // (an async forward is then cancelled; a plain one runs on, its result discarded). stop() does
 // not wait for a plain forward past drain_timeout: it is abandoned and named in a warning.
+//
+// Plain JSON routes (Axon.route, over bt::axon::route: Epistula v2) follow the same rules; their
+// handler gets the body bytes, the parsed JSON and the verified caller (RequestContext) and
+// returns (status, body). bt::json_handler is synchronous, so an `async def` handler runs on the
+// loop while its worker waits with the GIL released (until the deadline, then it is cancelled).
 #include "common.hpp"
 
 #include <bt/axon.hpp>
@@ -25,16 +30,19 @@
 #include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 
 namespace btpy {
 namespace {
 
 namespace net = boost::asio;
 
-struct route {
+struct synapse_route {
   std::shared_ptr<const synapse_type> type;
   gil_object forward, blacklist, priority;
   gil_object loop;  ///< async forward only: the loop it runs on
@@ -42,20 +50,22 @@ struct route {
 
 /// bittensor_cpp.ForwardError(status, message): the handler's own answer (bt::forward_error),
 /// any status from 400 to 599; anything else a handler raises is a 500 with a logged id.
-[[noreturn]] void internal_error(py::error_already_set& e, const route& r, const char* what) {
+[[noreturn]] void internal_error(py::error_already_set& e, std::string_view route_name,
+                                 const char* what) {
   if (e.matches(py::module_::import("bittensor_cpp").attr("ForwardError"))) {
     py::object v = e.value();
     const auto status = v.attr("status").cast<std::int64_t>();
     const auto message = py::str(v.attr("message")).cast<std::string>();
     if (status >= 400 && status <= 599) throw bt::forward_error(static_cast<int>(status), message);
   }
-  const std::string id = log_python_exception(e, std::string(what) + " of " + r.type->name());
+  const std::string id =
+      log_python_exception(e, std::string(what) + " of " + std::string(route_name));
   throw bt::forward_error(500, "Internal Server Error #" + id);
 }
 
 /// Copies what the Python forward produced into the answer. GIL held.
-void apply_result(const route& r, bt::dynamic_synapse& s, const py_synapse& obj, py::handle pyobj,
-                  py::handle ret) {
+void apply_result(const synapse_route& r, bt::dynamic_synapse& s, const py_synapse& obj,
+                  py::handle pyobj, py::handle ret) {
   if (ret.is_none() || ret.is(pyobj)) {
     s = obj.s;
     return;
@@ -72,10 +82,10 @@ void apply_result(const route& r, bt::dynamic_synapse& s, const py_synapse& obj,
                                     ", expected None or a " + r.type->name() + " synapse")
                                        .c_str());
   py::error_already_set e;
-  internal_error(e, r, "forward");
+  internal_error(e, r.type->name(), "forward");
 }
 
-std::shared_ptr<py_synapse> header_view(const route& r, const bt::synapse& h,
+std::shared_ptr<py_synapse> header_view(const synapse_route& r, const bt::synapse& h,
                                         const bt::request_context& c) {
   auto obj = make_synapse(r.type);
   static_cast<bt::synapse&>(obj->s) = h;
@@ -83,7 +93,7 @@ std::shared_ptr<py_synapse> header_view(const route& r, const bt::synapse& h,
   return obj;
 }
 
-void sync_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s) {
+void sync_forward(const std::shared_ptr<synapse_route>& r, bt::dynamic_synapse& s) {
   if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
   py::gil_scoped_acquire g;
   auto obj = wrap_synapse(r->type, s);
@@ -92,7 +102,7 @@ void sync_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s) {
   try {
     ret = r->forward.obj(pyobj);
   } catch (py::error_already_set& e) {
-    internal_error(e, *r, "forward");
+    internal_error(e, r->type->name(), "forward");
   }
   apply_result(*r, s, *obj, pyobj, ret);
 }
@@ -116,7 +126,8 @@ struct py_stream_writer {
   }
 };
 
-void stream_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s, bt::stream_writer& w) {
+void stream_forward(const std::shared_ptr<synapse_route>& r, bt::dynamic_synapse& s,
+                    bt::stream_writer& w) {
   if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
   py::gil_scoped_acquire g;
   auto writer = std::make_shared<py_stream_writer>();
@@ -129,7 +140,7 @@ void stream_forward(const std::shared_ptr<route>& r, bt::dynamic_synapse& s, bt:
   try {
     r->forward.obj(pyobj, py::cast(writer));
   } catch (py::error_already_set& e) {
-    internal_error(e, *r, "streaming forward");
+    internal_error(e, r->type->name(), "streaming forward");
   }
 }
 
@@ -142,7 +153,7 @@ struct async_wait {
       : timer(std::move(ex), std::chrono::steady_clock::time_point::max()) {}
 };
 
-net::awaitable<void> async_forward(std::shared_ptr<route> r, bt::dynamic_synapse& s) {
+net::awaitable<void> async_forward(std::shared_ptr<synapse_route> r, bt::dynamic_synapse& s) {
   if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
   auto ex = co_await net::this_coro::executor;
   auto w = std::make_shared<async_wait>(ex);
@@ -166,7 +177,7 @@ net::awaitable<void> async_forward(std::shared_ptr<route> r, bt::dynamic_synapse
         }));
       }
     } catch (py::error_already_set& e) {
-      internal_error(e, *r, "forward");
+      internal_error(e, r->type->name(), "forward");
     }
   }
   if (finished) co_return;
@@ -181,9 +192,172 @@ net::awaitable<void> async_forward(std::shared_ptr<route> r, bt::dynamic_synapse
   try {
     ret = fut.obj.attr("result")(0);
   } catch (py::error_already_set& e) {
-    internal_error(e, *r, "forward");
+    internal_error(e, r->type->name(), "forward");
   }
   apply_result(*r, s, *obj, pyobj.obj, ret);
+}
+
+/// The verified caller of a plain JSON route (bittensor_cpp.RequestContext): a copy of
+/// bt::request_context's fields, whose views are valid during the call only.
+struct py_request_context {
+  std::string hotkey, uuid, ip, path;
+  std::int64_t nonce = 0;
+  std::uint16_t port = 0;
+  bool verified = false;
+
+  explicit py_request_context(const bt::request_context& c)
+      : hotkey(c.hotkey),
+        uuid(c.uuid),
+        ip(c.ip),
+        path(c.synapse_name),
+        nonce(c.nonce),
+        port(c.port),
+        verified(c.verified) {}
+};
+
+/// A plain JSON route (Axon.route): the Python handler and policy.
+struct json_route {
+  std::string path;
+  gil_object handler, blacklist, priority;
+  gil_object loop;  ///< async handler only: the loop it runs on
+};
+
+/// The handler's (status, body) as the axon's answer; anything else is a 500 with a logged id.
+/// GIL held.
+bt::json_reply reply_from(const json_route& r, py::handle ret) {
+  std::string problem;
+  if (!py::isinstance<py::tuple>(ret) || py::len(ret) != 2) {
+    problem = "a route handler returns a (status, body) tuple, not " +
+              py::str(ret.get_type().attr("__name__")).cast<std::string>();
+  } else {
+    auto t = py::reinterpret_borrow<py::tuple>(ret);
+    long long status = 0;
+    if (PyLong_Check(t[0].ptr()) && !PyBool_Check(t[0].ptr())) {
+      int overflow = 0;
+      status = PyLong_AsLongLongAndOverflow(t[0].ptr(), &overflow);
+      if (overflow != 0) status = 0;
+    }
+    if (status < 100 || status > 599) {
+      problem = "a route handler's status must be an int from 100 to 599, not " +
+                py::repr(t[0]).cast<std::string>();
+    } else {
+      try {
+        return bt::json_reply{static_cast<int>(status), to_json_any(t[1], "body")};
+      } catch (py::error_already_set& e) {
+        internal_error(e, r.path, "handler");
+      } catch (py::builtin_exception& e) {
+        e.set_error();
+        py::error_already_set err;
+        internal_error(err, r.path, "handler");
+      }
+    }
+  }
+  PyErr_SetString(PyExc_TypeError, problem.c_str());
+  py::error_already_set e;
+  internal_error(e, r.path, "handler");
+}
+
+/// Set from the loop's thread when an async handler's future is done; waited for by the worker.
+struct async_done {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+/// Runs the Python handler of a plain JSON route on the worker pool. An `async def` handler runs
+/// on the route's loop while this worker waits for it with the GIL released, until the request's
+/// deadline or the axon's cancellation (json_handler is synchronous; the worker is held).
+bt::json_reply json_call(const std::shared_ptr<json_route>& r, std::string_view body,
+                         const bt::json& parsed, const bt::request_context& c) {
+  py::gil_scoped_acquire g;
+  py::object ret;
+  try {
+    ret = r->handler.obj(py::bytes(body.data(), body.size()), from_json(parsed),
+                         py::cast(py_request_context(c)));
+  } catch (py::error_already_set& e) {
+    internal_error(e, r->path, "handler");
+  }
+  if (!r->loop.obj || !py::module_::import("inspect").attr("iscoroutine")(ret).cast<bool>())
+    return reply_from(*r, ret);
+
+  auto w = std::make_shared<async_done>();
+  py::object fut;
+  try {
+    fut = py::module_::import("asyncio").attr("run_coroutine_threadsafe")(ret, r->loop.obj);
+    fut.attr("add_done_callback")(py::cpp_function([w](py::handle) {
+      {
+        std::lock_guard l(w->m);
+        w->done = true;
+      }
+      w->cv.notify_all();
+    }));
+  } catch (py::error_already_set& e) {
+    internal_error(e, r->path, "handler");
+  }
+  bool done = false;
+  {
+    py::gil_scoped_release unlocked;
+    std::unique_lock l(w->m);
+    // Slices, so that the axon's cancellation (shutdown past the drain deadline) is seen.
+    while (!w->done && !c.expired())
+      w->cv.wait_for(l, std::min<std::chrono::steady_clock::duration>(
+                            c.remaining(), std::chrono::milliseconds(50)));
+    done = w->done;
+  }
+  if (!done) {
+    fut.attr("cancel")();  // the axon answered 408 (or is stopping): CancelledError inside
+    throw bt::forward_error(408, "the handler did not finish before the request's deadline");
+  }
+  try {
+    ret = fut.attr("result")(0);
+  } catch (py::error_already_set& e) {
+    internal_error(e, r->path, "handler");
+  }
+  return reply_from(*r, ret);
+}
+
+/// blacklist(ctx) -> bool or (bool, reason); priority(ctx) -> float, as make_policy's.
+bt::json_route_options make_json_policy(const std::shared_ptr<json_route>& r, double timeout) {
+  bt::json_route_options policy;
+  if (!std::isfinite(timeout) || timeout <= 0)
+    throw py::value_error("timeout must be a positive number of seconds");
+  policy.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout * 1000)));
+  if (r->blacklist.obj) {
+    policy.blacklist = [r](const bt::request_context& c) -> bt::verdict {
+      py::gil_scoped_acquire g;
+      try {
+        py::object v = r->blacklist.obj(py::cast(py_request_context(c)));
+        if (PyBool_Check(v.ptr()))
+          return v.ptr() == Py_True ? bt::verdict::deny("blacklisted") : bt::verdict::allow();
+        auto t = v.cast<std::pair<bool, std::string>>();
+        return t.first ? bt::verdict::deny(t.second) : bt::verdict::allow();
+      } catch (py::error_already_set& e) {
+        return bt::verdict::deny("Internal Server Error #" +
+                                 log_python_exception(e, "blacklist of " + r->path));
+      } catch (py::cast_error&) {
+        PyErr_SetString(PyExc_TypeError, "blacklist must return a bool or a (bool, str) tuple");
+        py::error_already_set e;
+        return bt::verdict::deny("Internal Server Error #" +
+                                 log_python_exception(e, "blacklist of " + r->path));
+      }
+    };
+  }
+  if (r->priority.obj) {
+    policy.priority = [r](const bt::request_context& c) -> double {
+      py::gil_scoped_acquire g;
+      try {
+        return r->priority.obj(py::cast(py_request_context(c))).cast<double>();
+      } catch (py::error_already_set& e) {
+        log_python_exception(e, "priority of " + r->path);
+      } catch (py::cast_error&) {
+        PyErr_SetString(PyExc_TypeError, "priority must return a number");
+        py::error_already_set e;
+        log_python_exception(e, "priority of " + r->path);
+      }
+      return 0.0;
+    };
+  }
+  return policy;
 }
 
 std::chrono::milliseconds seconds_option(py::handle v, const std::string& name) {
@@ -234,8 +408,16 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
         o.max_request_timeout = seconds_option(v, k);
       else if (k == "drain_timeout")
         o.drain_timeout = seconds_option(v, k);
+      else if (k == "sign_responses")
+        o.sign_responses = v.cast<bool>();
       else if (k == "sign_error_responses")
         o.sign_error_responses = v.cast<bool>();
+      else if (k == "epistula_past_window")
+        o.epistula_past_window = seconds_option(v, k);
+      else if (k == "epistula_future_window")
+        o.epistula_future_window = seconds_option(v, k);
+      else if (k == "epistula_require_signed_for")
+        o.epistula_require_signed_for = v.cast<bool>();
       else if (k == "list_synapses_on_404")
         o.list_synapses_on_404 = v.cast<bool>();
       else if (k == "insecure_skip_verification")
@@ -251,7 +433,7 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
 }
 
 /// The route's blacklist and priority as bt::route_options (unset when None).
-bt::route_options make_policy(const std::shared_ptr<route>& r) {
+bt::route_options make_policy(const std::shared_ptr<synapse_route>& r) {
   bt::route_options policy;
   if (r->blacklist.obj) {
     policy.blacklist = [r](const bt::synapse& h, const bt::request_context& c) -> bt::verdict {
@@ -312,7 +494,7 @@ class py_axon {
       throw py::type_error(
           "blacklist and priority must be plain functions (they run on the "
           "axon's I/O threads before the body is read)");
-    auto r = std::make_shared<route>();
+    auto r = std::make_shared<synapse_route>();
     r->type = type;
     r->forward.obj = forward;
     r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
@@ -346,6 +528,33 @@ class py_axon {
     routes_.push_back(std::move(r));
   }
 
+  void route(const std::string& method, const std::string& path, py::object handler,
+             py::object blacklist, py::object priority, double timeout) {
+    if (!ax_) throw py::value_error("Axon is stopped");
+    if (!PyCallable_Check(handler.ptr())) throw py::type_error("handler must be callable");
+    for (auto* f : {&blacklist, &priority})
+      if (!f->is_none() && !PyCallable_Check(f->ptr()))
+        throw py::type_error("blacklist and priority must be callable or None");
+    py::object iscoro = py::module_::import("inspect").attr("iscoroutinefunction");
+    if (iscoro(blacklist).cast<bool>() || iscoro(priority).cast<bool>())
+      throw py::type_error(
+          "blacklist and priority must be plain functions (they run on the "
+          "axon's I/O threads before the body is read)");
+    auto r = std::make_shared<json_route>();
+    r->path = path;
+    r->handler.obj = handler;
+    r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
+    r->priority.obj = priority.is_none() ? py::object() : priority;
+    if (iscoro(handler).cast<bool>()) r->loop.obj = ensure_loop();
+    ax_->route(
+        method, path,
+        [r](std::string_view body, const bt::json& parsed, const bt::request_context& c) {
+          return json_call(r, body, parsed, c);
+        },
+        make_json_policy(r, timeout));
+    json_routes_.push_back(std::move(r));
+  }
+
   /// Replaces the blacklist and priority of an attached route, e.g. the built-in "Synapse" ping
   /// (its forward stays the axon's own).
   void set_policy(const std::string& name, py::object blacklist, py::object priority) {
@@ -353,7 +562,7 @@ class py_axon {
     for (auto* f : {&blacklist, &priority})
       if (!f->is_none() && !PyCallable_Check(f->ptr()))
         throw py::type_error("blacklist and priority must be callable or None");
-    auto r = std::make_shared<route>();
+    auto r = std::make_shared<synapse_route>();
     for (const auto& x : routes_)
       if (x->type->name() == name) r->type = x->type;
     if (!r->type) {
@@ -396,6 +605,7 @@ class py_axon {
                       // their Python objects take the GIL
       }
       routes_.clear();
+      json_routes_.clear();
       if (!abandoned.empty()) {
         py::list names;
         for (const auto& n : abandoned) names.append(n);
@@ -436,7 +646,8 @@ class py_axon {
   }
 
   std::unique_ptr<bt::axon> ax_;
-  std::vector<std::shared_ptr<route>> routes_;
+  std::vector<std::shared_ptr<synapse_route>> routes_;
+  std::vector<std::shared_ptr<json_route>> json_routes_;
   gil_object loop_, loop_thread_;
   bool own_loop_ = false;
 };
@@ -464,6 +675,21 @@ class ForwardError(Exception):
            "once the stream is over (client gone, deadline, shutdown): then return.")
       .def_property_readonly("open",
                              [](const py_stream_writer& p) { return p.w && p.w->is_open(); });
+  py::class_<py_request_context>(
+      m, "RequestContext",
+      "The verified caller of a plain JSON route (Axon.route): hotkey is the Epistula-Signed-By "
+      "address whose signature was checked.")
+      .def_readonly("hotkey", &py_request_context::hotkey)
+      .def_readonly("uuid", &py_request_context::uuid)
+      .def_readonly("nonce", &py_request_context::nonce)
+      .def_readonly("ip", &py_request_context::ip)
+      .def_readonly("port", &py_request_context::port)
+      .def_readonly("path", &py_request_context::path)
+      .def_readonly("verified", &py_request_context::verified)
+      .def("__repr__", [](const py_request_context& c) {
+        return "RequestContext(path='" + c.path + "', hotkey='" + c.hotkey + "', uuid='" + c.uuid +
+               "')";
+      });
   py::class_<py_axon>(m, "Axon",
                       "The miner's server: the C++ axon with Python handlers. Options are "
                       "bt::axon_options' names as keywords, durations in seconds.")
@@ -480,6 +706,14 @@ class ForwardError(Exception):
            "pool; async def: the asyncio loop). blacklist(s) -> bool or (bool, reason); "
            "priority(s) -> float; both see the header fields and the verified s.dendrite.hotkey. "
            "streaming=True: forward(s, send) sends the answer chunk by chunk with send(bytes).")
+      .def("route", &py_axon::route, py::arg("method"), py::arg("path"), py::arg("handler"),
+           py::kw_only(), py::arg("blacklist") = py::none(), py::arg("priority") = py::none(),
+           py::arg("timeout") = 12.0,
+           "Serves a plain JSON route (method 'POST' or 'GET', an exact path) authenticated "
+           "with Epistula v2. handler(body: bytes, json, ctx: RequestContext) returns (status, "
+           "json body); plain def: worker pool; async def: the asyncio loop, its worker waiting. "
+           "blacklist(ctx) -> bool or (bool, reason); priority(ctx) -> float. timeout: the "
+           "request's deadline in seconds (408 past it). Before start().")
       .def("set_policy", &py_axon::set_policy, py::arg("name"), py::arg("blacklist") = py::none(),
            py::arg("priority") = py::none(),
            "Replaces the blacklist and priority of an attached route, e.g. the built-in "

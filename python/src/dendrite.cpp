@@ -10,6 +10,7 @@
 #include "common.hpp"
 
 #include <bt/dendrite.hpp>
+#include <bt/detail/text.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -81,6 +82,102 @@ py::object results_to_py(const std::shared_ptr<const synapse_type>& type,
   return l;
 }
 
+/// An asyncio future of the caller's running loop, resolved by a C++ completion. `start(token)`
+/// initiates the operation (GIL released) with a completion token bound to a strand of its own
+/// and to a cancellation slot; the completion (a dendrite I/O thread) takes the GIL only to run
+/// `to_py(result)` and hand it to loop.call_soon_threadsafe. Cancelling the future emits the
+/// cancellation signal on that strand, where the completion runs and the dendrite clears the
+/// slot, so emission and completion never run at once. RuntimeError outside a coroutine.
+template <class Result, class ToPy, class Start>
+py::object loop_future(bt::dendrite& d, ToPy to_py, Start&& start) {
+  py::module_ asyncio = py::module_::import("asyncio");
+  py::object loop = asyncio.attr("get_running_loop")();
+  py::object fut = loop.attr("create_future")();
+
+  // Owned by the C++ completion handler; the future's done-callback holds it weakly.
+  struct call_state {
+    net::cancellation_signal cancel;
+    gil_object loop, fut;
+  };
+  auto st = std::make_shared<call_state>();
+  st->loop.obj = loop;
+  st->fut.obj = fut;
+
+  auto handler = [st, to_py = std::move(to_py)](Result r) mutable {
+    py::gil_scoped_acquire g;
+    try {
+      // A closed loop (asyncio.run returned after a cancellation): nobody is waiting.
+      if (!st->loop.obj.attr("is_closed")().template cast<bool>()) {
+        py::object result = to_py(std::move(r));
+        auto resolve = py::cpp_function([](py::object f, py::object v) {
+          if (!f.attr("done")().cast<bool>()) f.attr("set_result")(v);
+        });
+        st->loop.obj.attr("call_soon_threadsafe")(resolve, st->fut.obj, result);
+      }
+    } catch (py::error_already_set& e) {
+      // The loop closed between the check and the call: nobody is waiting any more.
+      e.discard_as_unraisable("bittensor_cpp.Dendrite: completing an awaited call");
+    }
+    st->loop.obj = py::object();
+    st->fut.obj = py::object();
+  };
+  const net::any_io_executor strand = net::make_strand(d.get_executor());
+  std::weak_ptr<call_state> weak = st;
+  fut.attr("add_done_callback")(py::cpp_function([weak, strand](py::object f) {
+    if (!f.attr("cancelled")().cast<bool>()) return;
+    auto s = weak.lock();
+    if (!s) return;  // already completed
+    net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+  }));
+  {
+    py::gil_scoped_release r;
+    start(net::bind_cancellation_slot(st->cancel.slot(),
+                                      net::bind_executor(strand, std::move(handler))));
+  }
+  return fut;
+}
+
+/// An Epistula call's body: bytes-like objects are sent verbatim, anything else is serialised
+/// as JSON (so a str is a JSON string). TypeError/ValueError for what JSON cannot hold.
+std::string body_from_py(py::handle v) {
+  if (PyBytes_Check(v.ptr()) || PyByteArray_Check(v.ptr()) || PyMemoryView_Check(v.ptr()))
+    return std::string(py::bytes(py::reinterpret_borrow<py::object>(v)));
+  return to_json_any(v, "json_body").dump();
+}
+
+bt::response_verification verification_from(const std::string& v) {
+  if (v == "off") return bt::response_verification::off;
+  if (v == "if_present") return bt::response_verification::if_present;
+  if (v == "required") return bt::response_verification::required;
+  throw py::value_error("verify_responses must be 'off', 'if_present' or 'required', not '" + v +
+                        "'");
+}
+
+/// The name of a client-side failure, as in bt::dendrite_errc (docs/dendrite.md's table).
+const char* errc_name(bt::dendrite_errc e) {
+  switch (e) {
+    case bt::dendrite_errc::connect_failed:
+      return "connect_failed";
+    case bt::dendrite_errc::timeout:
+      return "timeout";
+    case bt::dendrite_errc::disconnected:
+      return "disconnected";
+    case bt::dendrite_errc::payload_incomplete:
+      return "payload_incomplete";
+    case bt::dendrite_errc::response_too_large:
+      return "response_too_large";
+    case bt::dendrite_errc::malformed_response:
+      return "malformed_response";
+    case bt::dendrite_errc::invalid_address:
+      return "invalid_address";
+    case bt::dendrite_errc::cancelled:
+      return "cancelled";
+    case bt::dendrite_errc::response_unauthenticated:
+      return "response_unauthenticated";
+  }
+  return "unknown";
+}
+
 class py_dendrite {
  public:
   py_dendrite(const bt::keypair& kp, bt::dendrite_options opt) {
@@ -116,62 +213,48 @@ class py_dendrite {
   }
 
   py::object forward(py::handle axons, const py_synapse& syn, double timeout) {
-    auto [targets, single] = axons_from_py(axons);
+    auto parsed = axons_from_py(axons);
+    std::vector<bt::axon_info> targets = std::move(parsed.first);
+    const bool single = parsed.second;
     check_timeout(timeout);
     auto& d = get();
-    py::module_ asyncio = py::module_::import("asyncio");
-    py::object loop = asyncio.attr("get_running_loop")();  // RuntimeError outside a coroutine
-    py::object fut = loop.attr("create_future")();
-
-    // Owned by the C++ completion handler; the future's done-callback holds it weakly.
-    struct call_state {
-      net::cancellation_signal cancel;
-      gil_object loop, fut;
-      std::shared_ptr<const synapse_type> type;
-      bool single = false;
-    };
-    auto st = std::make_shared<call_state>();
-    st->loop.obj = loop;
-    st->fut.obj = fut;
-    st->type = syn.type;
-    st->single = single;
-
-    auto handler = [st](std::vector<bt::dynamic_synapse> rs) {
-      py::gil_scoped_acquire g;
-      try {
-        // A closed loop (asyncio.run returned after a cancellation): nobody is waiting.
-        if (!st->loop.obj.attr("is_closed")().cast<bool>()) {
-          py::object result = results_to_py(st->type, std::move(rs), st->single);
-          auto resolve = py::cpp_function([](py::object f, py::object r) {
-            if (!f.attr("done")().cast<bool>()) f.attr("set_result")(r);
-          });
-          st->loop.obj.attr("call_soon_threadsafe")(resolve, st->fut.obj, result);
-        }
-      } catch (py::error_already_set& e) {
-        // The loop closed between the check and the call: nobody is waiting any more.
-        e.discard_as_unraisable("bittensor_cpp.Dendrite.forward completion");
-      }
-      st->loop.obj = py::object();
-      st->fut.obj = py::object();
-    };
-    // The call's strand: the completion handler runs there and the slot is cleared there, so
-    // an emission posted there is serialised with them.
-    const net::any_io_executor strand = net::make_strand(d.get_executor());
-    std::weak_ptr<call_state> weak = st;
-    fut.attr("add_done_callback")(py::cpp_function([weak, strand](py::object f) {
-      if (!f.attr("cancelled")().cast<bool>()) return;
-      auto s = weak.lock();
-      if (!s) return;  // already completed
-      net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
-    }));
     bt::dynamic_synapse copy = syn.s;
+    return loop_future<std::vector<bt::dynamic_synapse>>(
+        d,
+        [type = syn.type, single](std::vector<bt::dynamic_synapse>&& rs) {
+          return results_to_py(type, std::move(rs), single);
+        },
+        [&](auto token) {
+          d.async_forward(std::move(targets), std::move(copy), timeout, std::move(token));
+        });
+  }
+
+  py::object epistula_call(py::handle axon, std::string method, std::string path,
+                           py::handle json_body, double timeout) {
+    bt::axon_info target = axon_from_py(axon);
+    check_timeout(timeout);
+    std::string body = body_from_py(json_body);
+    auto& d = get();
+    bt::epistula_response r;
     {
-      py::gil_scoped_release r;
-      d.async_forward(std::move(targets), std::move(copy), timeout,
-                      net::bind_cancellation_slot(st->cancel.slot(),
-                                                  net::bind_executor(strand, std::move(handler))));
+      py::gil_scoped_release unlocked;
+      r = d.epistula_call(target, std::move(method), std::move(path), std::move(body), timeout);
     }
-    return fut;
+    return py::cast(std::move(r));
+  }
+
+  py::object async_epistula_call(py::handle axon, std::string method, std::string path,
+                                 py::handle json_body, double timeout) {
+    bt::axon_info target = axon_from_py(axon);
+    check_timeout(timeout);
+    std::string body = body_from_py(json_body);
+    auto& d = get();
+    return loop_future<bt::epistula_response>(
+        d, [](bt::epistula_response&& r) { return py::cast(std::move(r)); },
+        [&](auto token) {
+          d.async_epistula_call(std::move(target), std::move(method), std::move(path),
+                                std::move(body), timeout, std::move(token));
+        });
   }
 
   /// The streaming call: an async generator yielding the body's bytes as they arrive (split
@@ -295,21 +378,62 @@ void init_dendrite(py::module_& m) {
                a.hotkey + "')";
       });
 
+  py::class_<bt::epistula_response>(
+      m, "EpistulaResponse",
+      "The answer to Dendrite.epistula_call: the HTTP status, headers and body, or a "
+      "client-side failure (error set, status from docs/dendrite.md's table).")
+      .def_readonly("status", &bt::epistula_response::status)
+      .def_readonly("status_message", &bt::epistula_response::status_message)
+      .def_property_readonly("error",
+                             [](const bt::epistula_response& r) -> std::optional<std::string> {
+                               if (!r.error) return std::nullopt;
+                               return std::string(errc_name(*r.error));
+                             })
+      .def_readonly("headers", &bt::epistula_response::headers)
+      .def_property_readonly("body",
+                             [](const bt::epistula_response& r) { return py::bytes(r.body); })
+      .def_readonly("process_time", &bt::epistula_response::process_time)
+      .def_readonly("verified", &bt::epistula_response::response_verified)
+      .def_readonly("uuid", &bt::epistula_response::uuid)
+      .def(
+          "header",
+          [](const bt::epistula_response& r, std::string_view name) -> std::optional<std::string> {
+            const std::string lower = bt::detail::to_lower(name);
+            for (const auto& [k, v] : r.headers)
+              if (bt::detail::iequals(k, lower)) return v;
+            return std::nullopt;
+          },
+          py::arg("name"), "The first header of that name (case-insensitive), or None.")
+      .def(
+          "json",
+          [](const bt::epistula_response& r) {
+            return py::module_::import("json").attr("loads")(py::bytes(r.body));
+          },
+          "The body parsed by json.loads (ValueError if it is not JSON).")
+      .def("__repr__", [](const bt::epistula_response& r) {
+        return "EpistulaResponse(status=" + std::to_string(r.status) + ", error=" +
+               (r.error ? std::string("'") + errc_name(*r.error) + "'" : std::string("None")) +
+               ", verified=" + (r.response_verified ? "True" : "False") + ")";
+      });
+
   py::class_<py_dendrite>(m, "Dendrite",
                           "The validator's client: the C++ dendrite (keep-alive pool, one total "
                           "deadline per call, results in the order of the axons).")
       .def(py::init([](const bt::keypair& kp, unsigned threads, std::size_t max_concurrency,
-                       std::string external_ip, std::size_t max_response_body_bytes) {
+                       std::string external_ip, std::size_t max_response_body_bytes,
+                       const std::string& verify_responses) {
              bt::dendrite_options o;
              o.threads = threads;
              o.max_concurrency = max_concurrency;
              o.external_ip = std::move(external_ip);
              o.max_response_body_bytes = max_response_body_bytes;
+             o.verify_responses = verification_from(verify_responses);
              return std::make_unique<py_dendrite>(kp, std::move(o));
            }),
            py::arg("keypair"), py::kw_only(), py::arg("threads") = 1,
            py::arg("max_concurrency") = 256, py::arg("external_ip") = "",
-           py::arg("max_response_body_bytes") = std::size_t{64} << 20)
+           py::arg("max_response_body_bytes") = std::size_t{64} << 20,
+           py::arg("verify_responses") = "if_present")
       .def("query", &py_dendrite::query, py::arg("axons"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
            "Blocking: one synapse per axon, in order (one synapse for a single axon). The GIL "
@@ -323,6 +447,16 @@ void init_dendrite(py::module_& m) {
            "Async generator: the streamed body's bytes as they arrive, then the final synapse "
            "(status 200, 408 if the deadline cut the stream, ...). Closing it early cancels the "
            "call.")
+      .def("epistula_call", &py_dendrite::epistula_call, py::arg("axon"), py::arg("method"),
+           py::arg("path"), py::arg("json_body") = py::bytes(), py::arg("timeout") = 12.0,
+           "Blocking Epistula v2 request (method, path) signed for axon.hotkey; json_body is "
+           "sent verbatim if bytes, else serialised as JSON. Returns an EpistulaResponse; never "
+           "raises for a failed call (its error and status say why). The GIL is released.")
+      .def("async_epistula_call", &py_dendrite::async_epistula_call, py::arg("axon"),
+           py::arg("method"), py::arg("path"), py::arg("json_body") = py::bytes(),
+           py::arg("timeout") = 12.0,
+           "Awaitable epistula_call (asyncio future of the running loop); cancelling it cancels "
+           "the C++ call.")
       .def_property_readonly("uuid", [](py_dendrite& d) { return d.get().uuid(); })
       .def_property_readonly("hotkey",
                              [](py_dendrite& d) { return d.get().hotkey().ss58_address(); })
