@@ -330,6 +330,10 @@ int main(int argc, char** argv) {
   double header_timeout_s = std::chrono::duration<double>(defaults.header_timeout).count();
   double body_timeout_s = std::chrono::duration<double>(defaults.body_timeout).count();
   std::uint64_t body_min_rate = defaults.body_min_rate;
+  // Sessions between our own ends (docs/protocol.md section 13): on unless --axon.sessions off.
+  std::string sessions = "on";
+  std::uint64_t session_max_requests = defaults.session_max_requests;
+  std::uint64_t session_max_seconds = defaults.session_max_seconds;
   // Behind a load balancer (docs/axon.md "Behind a load balancer").
   bool reuse_port = false, proxy_protocol = false;
   std::string trusted_proxies_text;
@@ -470,6 +474,20 @@ int main(int argc, char** argv) {
   app.add_option("--axon.body_min_rate", body_min_rate,
                  "Bytes per second a request body must keep up after body_timeout")
       ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--axon.sessions", sessions,
+                 "on: answer a dendrite's bt-session-offer and then take MAC'd requests on that "
+                 "connection (PROTOCOL 13); off: ignore offers, as a Python axon does")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--axon.session_max_requests", session_max_requests,
+                 "Requests one session may carry, the opening one included; the last is answered "
+                 "with Connection: close")
+      ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--axon.session_max_seconds", session_max_seconds,
+                 "Seconds a session lasts from its accept")
+      ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{366 * 86400}))
       ->capture_default_str();
   app.add_option("--stream.delay_ms", stream_delay_ms,
                  "WordStream: milliseconds to wait before each streamed word")
@@ -697,6 +715,9 @@ int main(int argc, char** argv) {
         std::chrono::milliseconds(static_cast<std::int64_t>(header_timeout_s * 1000));
     o.body_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(body_timeout_s * 1000));
     o.body_min_rate = body_min_rate;
+    o.accept_sessions = sessions == "on";
+    o.session_max_requests = session_max_requests;
+    o.session_max_seconds = session_max_seconds;
     o.insecure_skip_verification = insecure;
     o.reuse_port = reuse_port;
     o.proxy_protocol = proxy_protocol;

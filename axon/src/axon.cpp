@@ -349,6 +349,18 @@ void axon::start(std::error_code& ec) {
     s.log->error("axon: sign_responses needs the hotkey's secret key (or sign_responses = false)");
     return fail(std::make_error_code(std::errc::invalid_argument));
   }
+  if (s.opts.accept_sessions && !s.hotkey.has_secret()) {
+    s.log->error(
+        "axon: accept_sessions needs the hotkey's secret key (or accept_sessions = false)");
+    return fail(std::make_error_code(std::errc::invalid_argument));
+  }
+  if (s.opts.session_max_requests < 1 || s.opts.session_max_seconds < 1 ||
+      s.opts.session_max_seconds > 366 * 86400) {
+    s.log->error(
+        "axon: session_max_requests must be at least 1, session_max_seconds 1 to 31622400 (a "
+        "year)");
+    return fail(std::make_error_code(std::errc::invalid_argument));
+  }
   if (s.opts.sign_error_responses && !s.hotkey.has_secret())
     s.log->warn("axon: the hotkey has no secret; error responses will not be signed");
 

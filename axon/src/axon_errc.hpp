@@ -29,6 +29,13 @@ enum class axon_errc {
   epistula_malformed,  // 400, detail: which header and why
   // 3. verification (built-in and the route's verify function)
   not_verified,  // 401, detail: why
+  // 3. sessions (PROTOCOL 13)
+  session_unknown,        // 401, detail: the session id named
+  session_expired,        // 401
+  session_mac_invalid,    // 401, detail: why
+  session_hotkey,         // 401, detail: which hotkey differs
+  session_established,    // 401: a second offer on a connection that has a session
+  session_offer_invalid,  // 401, detail: why
   // 4. blacklist
   blacklisted,  // 403, detail: the function's reason
   // 5. nonce store

@@ -269,9 +269,17 @@ stage_result verify(request_state& st, std::string& scratch) {
   const scoped_timer timer([&st](double s) { st.core.stats->on_verify(st.r, s); });
   synapse& h = st.job->headers;
   if (!opts.insecure_skip_verification) {
+    // Sessions off: the session fields are ignored, as a Python axon ignores them (a request
+    // with a MAC and no signature is then refused as unsigned).
+    const auto& session = st.parser.session();
     std::string why;
-    if (!st.core.verifier.check(h, wall_ns(), scratch, why))
+    if (opts.accept_sessions && session.macs > 0) {
+      if (stage_result rej = verify_session_request(st, scratch)) return rej;
+    } else if (!st.core.verifier.check(h, wall_ns(), scratch, why)) {
       return reject(axon_errc::not_verified, close_early, why);
+    }
+    if (opts.accept_sessions && session.offers > 0)
+      if (stage_result rej = verify_session_offer(st)) return rej;
   }
   if (stage_result rej = check_route_verify(st)) return rej;
   // From here on, error answers may be signed (D29: never for an unverified request).
@@ -297,7 +305,10 @@ stage_result check_route_verify(request_state& st) {
 
 stage_result check_blacklist(request_state& st) {
   const auto& fn = st.r->spec.policy.blacklist;
-  if (!fn) return {};
+  if (!fn) {
+    st.session.policy_passed = true;
+    return {};
+  }
   std::optional<std::string> failure;  // what the function threw (answered outside the handler)
   const verdict v = call_policy([&] { return fn(st.job->headers, st.job->ctx); }, failure);
   if (failure) {
@@ -306,6 +317,7 @@ stage_result check_blacklist(request_state& st) {
     return reject(axon_errc::internal_error, close_early, id);
   }
   if (!v.allowed) return reject(axon_errc::blacklisted, close_early, v.reason);
+  st.session.policy_passed = true;
   return {};
 }
 

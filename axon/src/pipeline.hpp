@@ -7,9 +7,11 @@
 
 #include "axon_errc.hpp"
 #include "axon_metrics.hpp"
+#include "conn_session.hpp"
 #include "epistula.hpp"
 #include "net.hpp"
 #include "request_parser.hpp"
+#include "response.hpp"
 #include "stream.hpp"
 #include "worker_pool.hpp"
 
@@ -117,6 +119,7 @@ struct request_state {
   std::size_t body_bytes = 0;         // for the access line
   epistula_claim claim;               // Epistula requests: what the Epistula head decoded
   bool epistula = false;              // a synapse route's request authenticated by Epistula
+  request_session session;            // its connection's session (PROTOCOL 13)
 };
 
 // ---- the stages, in order (pipeline.cpp) ----
@@ -133,6 +136,19 @@ stage_result choose_auth(request_state& st);
 stage_result parse_header_synapse(request_state& st);
 /// 3. Signature, freshness and the route's verify function. `scratch`: the signed message.
 stage_result verify(request_state& st, std::string& scratch);
+/// 3, a request with a bt-session field (opts.accept_sessions; conn_session.cpp): the session
+/// named is this connection's, within its bounds, the request's fields canonical and fresh (as
+/// for a signature), its hotkeys the session's and this axon's, and its MAC valid. Counts it.
+stage_result verify_session_request(request_state& st, std::string& scratch);
+/// 3, a signed request with a bt-session-offer (opts.accept_sessions): none yet on this
+/// connection, the offer's signature valid; the accept is kept for the answer.
+stage_result verify_session_offer(request_state& st);
+/// The answer's authentication (in place of sign_response): a session request's answer gets a
+/// bt-response-mac; any other is signed as sign_response does, and an answer to a request whose
+/// offer verified and whose blacklist passed also carries the bt-session-accept, the connection
+/// taking the session at that moment. `st` null: the request could not be read.
+void authenticate_answer(const axon::impl& core, response_buffers& out, int status,
+                         const response_identity& id, request_state* st);
 /// 3b. The route's own verify function (part of 3; on Epistula's path after J2-J3).
 stage_result check_route_verify(request_state& st);
 /// 4. Blacklist on the verified caller (D4).

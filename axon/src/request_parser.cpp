@@ -1,6 +1,7 @@
 #include "request_parser.hpp"
 
 #include <bt/detail/text.hpp>
+#include <bt/session_auth.hpp>
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
@@ -27,6 +28,12 @@ void request_parser::on_field_impl(boost::beast::http::field name,
     return;
   }
   const std::string_view field(name_string.data(), name_string.size());
+  if (iequals(field, session_auth::offer_header) || iequals(field, session_auth::request_header)) {
+    const bool offer = field.size() == session_auth::offer_header.size();
+    std::string& slot = offer ? session_.offer : session_.mac;
+    if ((offer ? session_.offers : session_.macs)++ == 0) slot.assign(value.data(), value.size());
+    return;
+  }
   if (epistula_headers::is_epistula(field)) {
     epistula_.feed(field, std::string_view(value.data(), value.size()));
     return;

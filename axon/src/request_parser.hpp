@@ -43,6 +43,13 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   unsigned host_fields() const noexcept { return host_fields_; }
   /// The head's Epistula-* fields (PROTOCOL 12), which the header codec never sees.
   const epistula_headers& epistula() const noexcept { return epistula_; }
+  /// The head's session fields (PROTOCOL 13): bt-session-offer and bt-session, the first of
+  /// each, and how many of each the head carried (more than one is refused by the pipeline).
+  struct session_fields {
+    std::string offer, mac;
+    unsigned offers = 0, macs = 0;
+  };
+  const session_fields& session() const noexcept { return session_; }
   /// Bound enforced while the body arrives (besides the parser's own body_limit).
   void max_body(std::uint64_t n) noexcept { max_body_ = n; }
 
@@ -111,6 +118,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
 
   header_reader reader_;
   epistula_headers epistula_;
+  session_fields session_;
   std::string& target_;
   std::string& body_;
   verb method_ = verb::unknown;

@@ -234,7 +234,10 @@ task<beast::error_code> connection::read_until_done(request_parser& p, bool head
   }
 }
 
-task<bool> connection::answer(const rejection& rej, const request_state* st) {
+task<bool> connection::answer(const rejection& refusal, request_state* st) {
+  // The session's last request closes the connection whatever its answer (PROTOCOL 13).
+  rejection rej = refusal;
+  if (st && st->session.last) rej.close = true;
   const clock_type::time_point t0 = st ? st->t0 : clock_type::now();
   const double elapsed = seconds_since(t0);
   const bool known = st && st->job;            // the header synapse exists: it is echoed, stamped
@@ -249,8 +252,9 @@ task<bool> connection::answer(const rejection& rej, const request_state* st) {
   }
   // A request whose head could not be read at all (st null) has no identity to sign for.
   if (st)
-    sign_response(core_, out_, rej.status,
-                  identify_request(&st->parser.epistula(), known ? &st->job->headers : &st->view));
+    authenticate_answer(
+        core_, out_, rej.status,
+        identify_request(&st->parser.epistula(), known ? &st->job->headers : &st->view), st);
   core_.stats->on_rejection(rej.code);
   core_.stats->on_answer(st ? st->r : nullptr, rej.status, elapsed);
   const std::string_view caller =
@@ -382,6 +386,7 @@ task<bool> connection::finish_stream(request_state& st) {
 
 task<bool> connection::serve(request_parser& p) {
   request_state st(core_, p, view_, target_, peer_ip_, peer_port_);
+  st.session.conn = &session_;
   // The answer when a stage refuses. Always a named object passed by reference: GCC 12
   // mishandles non-trivial temporaries inside co_await expressions (they can be destroyed twice).
   stage_result rej;
@@ -438,7 +443,7 @@ task<bool> connection::serve(request_parser& p) {
   // Worker-pool handlers are timed on their worker (request_job::run); the others here.
   if (st.job->done && !st.job->stats) core_.stats->on_handler(st.r, seconds_since(forward_t0));
   if (st.job->stream) co_return co_await finish_stream(st);
-  const bool close = !st.keep_alive || stop_requested_;
+  const bool close = !st.keep_alive || stop_requested_ || st.session.last;
   rej = forward_outcome(st, close);
   if (aborted_ && !st.job->done) {
     core_.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)",
@@ -451,7 +456,8 @@ task<bool> connection::serve(request_parser& p) {
   synapse& s = *st.job->body;
   const double elapsed = seconds_since(st.t0);
   const int status = build_synapse_response(out_, *st.r, s, elapsed, close);
-  sign_response(core_, out_, status, identify_request(&st.parser.epistula(), &st.job->headers));
+  authenticate_answer(core_, out_, status,
+                      identify_request(&st.parser.epistula(), &st.job->headers), &st);
   core_.stats->on_answer(st.r, status, elapsed);
   log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
              st.job->ctx.hotkey.empty() ? std::string_view("-") : st.job->ctx.hotkey, status,

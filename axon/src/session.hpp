@@ -82,7 +82,7 @@ class connection : public std::enable_shared_from_this<connection> {
   /// the header stay in buffer_ for the first request. False: close (logged and counted).
   task<bool> read_proxy_header();
   /// Writes the answer to a refused request (`st` null: the head could not be parsed).
-  task<bool> answer(const rejection& rej, const request_state* st);
+  task<bool> answer(const rejection& refusal, request_state* st);
   /// Reads the rest of the body under the body watchdog. Returns the rejection to answer, if any;
   /// `alive` false when the peer vanished (nothing to answer).
   task<stage_result> read_body(request_state& st, bool& alive);
@@ -109,12 +109,13 @@ class connection : public std::enable_shared_from_this<connection> {
   net::steady_timer job_timer_;               // the body watchdog, then the request deadline
   const request_job* waiting_job_ = nullptr;  // the job job_timer_ waits for
   // Per request; released while the connection is idle (release_request_memory).
-  synapse view_;          // header view of the current request
-  std::string target_;    // request-target
-  std::string body_;      // request body
-  response_buffers out_;  // the answer
-  bool idle_ = false;     // waiting for the first byte of the next request
-  bool linger_ = false;   // unread input may remain: drain briefly before closing
+  synapse view_;                // header view of the current request
+  std::string target_;          // request-target
+  std::string body_;            // request body
+  response_buffers out_;        // the answer
+  connection_session session_;  // PROTOCOL 13: lives and dies with this connection
+  bool idle_ = false;           // waiting for the first byte of the next request
+  bool linger_ = false;         // unread input may remain: drain briefly before closing
 
   struct body_watchdog;
 };

@@ -47,6 +47,34 @@ std::int64_t verifier::expiry_of(std::int64_t nonce) const noexcept {
 
 bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch,
                      std::string& why) const {
+  public_key_bytes caller{};
+  return check_fields(h, now_ns, why, caller) && check_signature(h, caller, scratch, why);
+}
+
+bool verifier::check_unsigned(const synapse& h, std::int64_t now_ns, std::string& scratch,
+                              std::string& why) const {
+  public_key_bytes caller{};
+  if (!check_fields(h, now_ns, why, caller)) return false;
+  write_message(h, scratch);
+  return true;
+}
+
+void verifier::write_message(const synapse& h, std::string& scratch) const {
+  const terminal_info& d = h.dendrite;
+  scratch.clear();
+  append_int(*d.nonce, scratch);
+  scratch += '.';
+  scratch += *d.hotkey;
+  scratch += '.';
+  scratch += my_hotkey_;
+  scratch += '.';
+  scratch += *d.uuid;
+  scratch += '.';
+  scratch += h.computed_body_hash;
+}
+
+bool verifier::check_fields(const synapse& h, std::int64_t now_ns, std::string& why,
+                            public_key_bytes& caller) const {
   const terminal_info& d = h.dendrite;
 
   // Hotkey: Python's Keypair(ss58_address=...) messages; format 42 only (D25), so that deny
@@ -119,7 +147,13 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
     why = "Invalid computed_body_hash: expected 64 lower-case hex digits (SHA3-256)";
     return false;
   }
+  caller = decoded->public_key;
+  return true;
+}
 
+bool verifier::check_signature(const synapse& h, const public_key_bytes& caller,
+                               std::string& scratch, std::string& why) const {
+  const terminal_info& d = h.dendrite;
   // Signature: required (D1), then btwallet's format errors, then the check itself.
   if (!d.signature || d.signature->empty()) {
     why = "Missing Signature";
@@ -148,19 +182,10 @@ bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch
   std::array<std::uint8_t, 64> sig;
   decode_hex(hex, sig);  // cannot fail: 128 hex digits, checked above
 
-  scratch.clear();
-  append_int(nonce, scratch);
-  scratch += '.';
-  scratch += *d.hotkey;
-  scratch += '.';
-  scratch += my_hotkey_;
-  scratch += '.';
-  scratch += *d.uuid;
-  scratch += '.';
-  scratch += h.computed_body_hash;
+  write_message(h, scratch);
   const auto bytes =
       std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
-  if (sr25519::verify(decoded->public_key, bytes, sig)) {
+  if (sr25519::verify(caller, bytes, sig)) {
     why = fmt::format("Signature mismatch with {} and {}", scratch, sig_text);
     // Python's text above is kept as the prefix (clients match on it); a request signed for
     // another axon's hotkey (a validator that targeted the wrong entry) is told which one this

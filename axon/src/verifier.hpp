@@ -4,6 +4,7 @@
 // pipeline after the blacklist.
 #pragma once
 
+#include <bt/keypair.hpp>
 #include <bt/synapse.hpp>
 
 #include <cstdint>
@@ -33,6 +34,12 @@ class verifier {
   bool check(const synapse& headers, std::int64_t now_ns, std::string& scratch,
              std::string& why) const;
 
+  /// check() without the signature, for a request authenticated by its connection's session
+  /// (PROTOCOL 13): every field check above, then the message a signature would cover (the
+  /// session MAC's canonical string) written into `scratch`.
+  bool check_unsigned(const synapse& headers, std::int64_t now_ns, std::string& scratch,
+                      std::string& why) const;
+
   /// When a record of `nonce` may be forgotten: no request carrying it can be fresh afterwards,
   /// whatever timeout it claims.
   std::int64_t expiry_of(std::int64_t nonce) const noexcept;
@@ -40,6 +47,14 @@ class verifier {
   const std::string& my_hotkey() const noexcept { return my_hotkey_; }
 
  private:
+  /// Hotkey, nonce, uuid and body hash (the order of check()); the caller's public key.
+  bool check_fields(const synapse& h, std::int64_t now_ns, std::string& why,
+                    public_key_bytes& caller) const;
+  bool check_signature(const synapse& h, const public_key_bytes& caller, std::string& scratch,
+                       std::string& why) const;
+  /// "{nonce}.{hotkey}.{my_hotkey}.{uuid}.{computed_body_hash}" (fields already checked).
+  void write_message(const synapse& h, std::string& scratch) const;
+
   std::string my_hotkey_;
   std::int64_t future_skew_ns_;
   std::int64_t timeout_cap_ns_;

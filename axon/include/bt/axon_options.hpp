@@ -138,6 +138,18 @@ struct axon_options {
   /// answer (docs/performance.md); Python dendrites ignore the header. Needs the hotkey's secret
   /// (start() fails without it).
   bool sign_responses = true;
+  /// Sessions between our own ends (PROTOCOL 13): answer a dendrite's bt-session-offer with a
+  /// signed bt-session-accept, then take that connection's later requests with an HMAC instead
+  /// of a signature, and answer them with a bt-response-mac instead of a signature. Off: the
+  /// offer is ignored (a Python axon's behaviour) and a request carrying only a session MAC is
+  /// refused 401 as unsigned. Needs the hotkey's secret (start() fails without it).
+  bool accept_sessions = false;
+  /// A session's bounds, announced in the accept: the requests it may carry (the opening one
+  /// included; the last is answered with `Connection: close`) and its lifetime in seconds.
+  /// Each must be at least 1, the lifetime at most 31,622,400 s (366 days); start() fails with
+  /// std::errc::invalid_argument otherwise.
+  std::uint64_t session_max_requests = 100'000;
+  std::uint64_t session_max_seconds = 3600;
   /// Sign error responses with the axon's hotkey (PROTOCOL 5.13). Costs one signature per error;
   /// no reference client checks it.
   bool sign_error_responses = true;
