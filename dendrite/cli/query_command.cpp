@@ -214,7 +214,8 @@ int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>
               const T& proto) {
   dendrite d(std::move(key),
              dendrite_options{.external_ip = cfg.external_ip,
-                              .max_concurrency = std::max<std::size_t>(1, cfg.concurrency)});
+                              .max_concurrency = std::max<std::size_t>(1, cfg.concurrency),
+                              .session = cfg.session});
   const auto t0 = std::chrono::steady_clock::now();
   auto results = d.forward(axons, proto, cfg.timeout);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -226,7 +227,8 @@ int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>
 template <class T>
 int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons,
                const T& proto) {
-  dendrite d(std::move(key), dendrite_options{.external_ip = cfg.external_ip});
+  dendrite d(std::move(key),
+             dendrite_options{.external_ip = cfg.external_ip, .session = cfg.session});
   constexpr bool raw = !streaming_synapse<T>;  // dynamic: the body bytes verbatim
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<T> results;
@@ -281,6 +283,9 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
   q->add_flag("--stream", cfg.stream,
               "Streaming synapse (WordStream or dynamic): print each item as it arrives, then the "
               "final synapse; axons are queried one after another");
+  q->add_flag("--session", cfg.session,
+              "Offer a session on each connection (PROTOCOL 13): an axon of ours that accepts "
+              "gets later requests MAC'd instead of signed; other axons see no difference");
   return q;
 }
 

@@ -44,6 +44,7 @@ struct query_config {
   std::size_t concurrency = 256;         ///< --concurrency: calls in flight at once
   bool stream = false;                   ///< --stream: call_stream, items printed as they arrive
   bool dynamic = false;                  ///< --dynamic: describe even a known name by the flags
+  bool session = false;                  ///< --session: dendrite_options::session
 };
 
 /// Adds the `query` subcommand to `app`; `cfg` must outlive the parse. Returns the subcommand

@@ -7,6 +7,8 @@
 // well-framed keep-alive response and no unread byte; anything else is destroyed (closed).
 #pragma once
 
+#include "client_session.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -30,6 +32,7 @@ struct pooled_connection {
   std::string scratch;               ///< the signed message
   std::string local_ip;              ///< local address of the socket (default dendrite ip)
   std::chrono::steady_clock::time_point idle_since{};
+  client_session session;  ///< dendrite_options::session: this connection's session, if any
 
   /// `read_buffer_max` caps `buffer` (see read_buffer_max() in dendrite.cpp).
   pooled_connection(const boost::asio::any_io_executor& ex, std::size_t read_buffer_max)

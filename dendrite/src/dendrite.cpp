@@ -3,10 +3,11 @@
 // dendrite_codec.cpp.
 //
 // One call is one coroutine (dendrite_call::exchange) on the call's own strand: take a pooled
-// connection or connect, encode and sign, write head+body with one gather write, read responses
-// with a fresh limited parser until a final (non-1xx) one, then the body: a unary call (and a
-// non-200 streamed answer) reads it whole and merges it; a streamed 200 hands it to the stream
-// sink as it arrives. The head limit also bounds 1xx heads, chunk extensions and trailers, and a
+// connection or connect, encode and sign (or, on a connection with a session, MAC: PROTOCOL 13,
+// client_session.hpp), write head+body with one gather write, read responses with a fresh
+// limited parser until a final (non-1xx) one, then the body: a unary call (and a non-200
+// streamed answer) reads it whole and merges it; a streamed 200 hands it to the stream sink as
+// it arrives. The head limit also bounds 1xx heads, chunk extensions and trailers, and a
 // connection's read buffer has a maximum size, so no peer can grow memory past the limits.
 //
 // The deadline and cancellation are one thing, the call's stop: a steady_timer armed once with
@@ -20,6 +21,7 @@
 #include <bt/epistula.hpp>
 #include <bt/json_body.hpp>
 #include <bt/response_signature.hpp>
+#include <bt/session_auth.hpp>
 #include <bt/ss58.hpp>
 
 #include "connection_pool.hpp"
@@ -88,6 +90,13 @@ std::size_t fields_bytes(const http::fields& f) {
 
 class dendrite_call;
 
+/// What one request does about sessions (dendrite_options::session, PROTOCOL 13).
+enum class session_use {
+  none,   ///< an ordinary signed request
+  offer,  ///< signed, and offers a session (the first request on a connection)
+  mac,    ///< authenticated by the connection's session (bt-session), not signed
+};
+
 /// What running operations share with the dendrite object; kept alive by them.
 struct dendrite_state {
   dendrite_options opt;
@@ -100,6 +109,8 @@ struct dendrite_state {
 
   std::atomic<std::int64_t> last_nonce{0};
   std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
+  std::atomic<std::uint64_t> sessions_offered{0}, sessions_established{0}, sessions_rejected{0},
+      session_requests{0};
   // dendrite::metrics(). A call's children are looked up by (synapse, status) when it completes
   // (the family's mutex and a map lookup: small next to a call's own allocations).
   metrics::registry registry;
@@ -272,14 +283,19 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   /// against the hotkey this call addressed and the request it sent.
   /// Returns whether a signature verified; throws response_unauthenticated when one is present
   /// and wrong, or absent under `required` (the answer is then never merged).
+  /// An answer to a session request (PROTOCOL 13) is checked by its bt-response-mac under the
+  /// session's key instead, when it carries one; a signature stands in for it otherwise.
   bool check_response_signature(const http::response<http::string_body>& res) const {
     const response_verification mode = st_->opt.verify_responses;
     if (mode == response_verification::off) return false;
+    if (session_use_ == session_use::mac && check_response_mac(res)) return true;
     const auto [first, last] = res.equal_range(response_signature::header);
     if (first == last) {
       if (mode == response_verification::required)
         throw call_failure{dendrite_errc::response_unauthenticated,
-                           "no bt-response-signature header"};
+                           session_use_ == session_use::mac
+                               ? "no bt-response-mac or bt-response-signature header"
+                               : "no bt-response-signature header"};
       return false;
     }
     if (std::next(first) != last)
@@ -290,6 +306,103 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
                                    request_id_, static_cast<int>(res.result_int()), res.body());
     if (!why.empty()) throw call_failure{dendrite_errc::response_unauthenticated, std::move(why)};
     return true;
+  }
+
+  /// A session answer's bt-response-mac: false when absent; throws when present and wrong.
+  bool check_response_mac(const http::response<http::string_body>& res) const {
+    const auto [first, last] = res.equal_range(session_auth::response_mac_header);
+    if (first == last) return false;
+    if (std::next(first) != last)
+      throw call_failure{dendrite_errc::response_unauthenticated,
+                         "more than one bt-response-mac header"};
+    std::string why = session_auth::check_response_mac(
+        *conn_->session.keys, first->value(), st_->key.ss58_address(), request_id_,
+        static_cast<int>(res.result_int()), res.body(), target_.hotkey);
+    if (!why.empty())
+      throw call_failure{dendrite_errc::response_unauthenticated, "bt-response-mac: " + why};
+    return true;
+  }
+
+  /// What the request on the current connection does about sessions (PROTOCOL 13).
+  session_use choose_session_use() const {
+    if (epi_ || !st_->opt.session || st_->opt.insecure_skip_signing) return session_use::none;
+    const client_session& cs = conn_->session;
+    if (cs.st == client_session::state::none) return session_use::offer;
+    if (cs.usable_for(target_.hotkey, steady::now())) return session_use::mac;
+    return session_use::none;  // declined, or a session with another axon hotkey
+  }
+
+  /// Adds the session header (an offer, or the request's MAC over the canonical message that
+  /// encode_request left in the connection's scratch buffer) to the encoded head.
+  void add_session_header(pooled_connection& c, const synapse& s) {
+    client_session& cs = c.session;
+    std::string_view name;
+    std::string value;
+    if (session_use_ == session_use::offer) {
+      const std::string nonce = std::to_string(*s.dendrite.nonce);
+      cs.offer.emplace(st_->key,
+                       session_auth::request_identity{.nonce = nonce,
+                                                      .dendrite_hotkey = st_->key.ss58_address(),
+                                                      .axon_hotkey = target_.hotkey,
+                                                      .uuid = st_->uuid});
+      cs.st = client_session::state::offered;
+      cs.axon_hotkey = target_.hotkey;
+      name = session_auth::offer_header;
+      value = cs.offer->header_value();
+      st_->sessions_offered.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      ++cs.used;
+      name = session_auth::request_header;
+      value = session_auth::request_mac(*cs.keys, c.scratch);
+      st_->session_requests.fetch_add(1, std::memory_order_relaxed);
+    }
+    c.head.resize(c.head.size() - 2);  // before the empty line that ends the head
+    c.head.append(name).append(": ").append(value).append("\r\n\r\n");
+  }
+
+  /// The final head of the answer has arrived. To an offer: a valid bt-session-accept
+  /// establishes the session; none (a Python axon, sessions off) declines it for good; an
+  /// invalid one closes the connection after this call, whose answer is judged as without
+  /// sessions (by its response signature). To a MAC'd request: a 401 means the axon refused the
+  /// session (expired by its clock, say), so the connection is closed and the next call starts
+  /// afresh on another.
+  void settle_session(const http::response<http::string_body>& res) {
+    if (session_use_ == session_use::mac && res.result_int() == 401) close_after_ = true;
+    if (session_use_ != session_use::offer) return;
+    client_session& cs = conn_->session;
+    cs.st = client_session::state::declined;
+    const auto [first, last] = res.equal_range(session_auth::accept_header);
+    if (first == last) {
+      cs.offer.reset();
+      return;
+    }
+    std::string why = "more than one bt-session-accept header";
+    std::optional<session_auth::session_keys> keys;
+    if (std::next(first) == last) keys = std::move(*cs.offer).complete(first->value(), &why);
+    cs.offer.reset();
+    if (!keys) {
+      close_after_ = true;
+      st_->sessions_rejected.fetch_add(1, std::memory_order_relaxed);
+      if (st_->log) st_->log->warn("dendrite | {} | invalid session accept: {}", host_, why);
+      return;
+    }
+    const session_auth::bounds b = keys->limits();
+    cs.keys = std::move(keys);
+    cs.st = client_session::state::established;
+    cs.used = 1;  // the offer's request counts
+    cs.max_requests = b.max_requests;
+    // (a lifetime beyond ten years is as good as forever, and keeps the sum inside the clock)
+    cs.expires = steady::now() + std::chrono::seconds(std::min<std::uint64_t>(
+                                     b.lifetime_s, std::uint64_t{10} * 365 * 86400));
+    st_->sessions_established.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  /// A pooled connection to ep_, skipping (closing) ones whose session can carry no more.
+  std::unique_ptr<pooled_connection> take_pooled() {
+    for (;;) {
+      auto c = st_->pool.take(ep_);
+      if (!c || !c->session.spent(steady::now())) return c;
+    }
   }
 
   /// The deadline timer, cancel() and shutdown end the call here (on the op's executor): the
@@ -354,7 +467,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
 
     // A pooled connection that fails before any response byte was probably closed by the server
     // while idle (keep-alive race): it is retried once, on a fresh connection with a fresh nonce.
-    conn_ = st_->pool.take(ep_);
+    conn_ = take_pooled();
     bool may_retry = conn_ != nullptr;
     if (conn_)
       st_->reused.fetch_add(1, std::memory_order_relaxed);
@@ -370,6 +483,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     }
 
     auto& res = parser_->get();
+    settle_session(res);
     if (stream_ && res.result_int() == 200) {
       // PROTOCOL 7: the body is an opaque byte stream for the type's parser, whatever its
       // content type says (D17). The parser's body limit counts the whole stream.
@@ -416,7 +530,8 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       epi_->out->process_time = took;
     else
       s->dendrite.process_time = took;
-    co_return res.keep_alive() && conn_->buffer.size() == 0;
+    co_return res.keep_alive() && conn_->buffer.size() == 0 && !close_after_ &&
+        !conn_->session.spent(steady::now());
   }
 
   /// A new connection to ep_ (replacing, and so closing, the current one).
@@ -454,8 +569,12 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       synapse& s = *ref_.object;
       const std::string_view ip =
           st_->opt.external_ip.empty() ? std::string_view(c.local_ip) : std::string_view();
-      encode_request(*ref_.descriptor, s, ip, st_->next_nonce(), st_->identity(), host_, c.scratch,
-                     c.head, c.body);
+      session_use_ = choose_session_use();
+      request_identity id = st_->identity();
+      if (session_use_ == session_use::mac) id.key = nullptr;  // the MAC replaces the signature
+      encode_request(*ref_.descriptor, s, ip, st_->next_nonce(), id, host_, c.scratch, c.head,
+                     c.body);
+      if (session_use_ != session_use::none) add_session_header(c, s);
       // The request id a response signature names: "{dendrite.nonce}.{dendrite.uuid}".
       request_id_ = std::to_string(*s.dendrite.nonce);
       request_id_.push_back('.');
@@ -681,6 +800,9 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   std::size_t head_fields_bytes_ = 0;  ///< fields_bytes of the final head, before trailers
   std::size_t meta_bytes_ = 0;  ///< chunked bodies: head + chunk extensions so far (0: none yet)
   bool meta_over_ = false;      ///< header_limit came from extensions or trailers
+  /// What the request last sent did about sessions (set by send()).
+  session_use session_use_ = session_use::none;
+  bool close_after_ = false;  ///< never pool this connection (an invalid session accept)
 };
 
 void dendrite_state::shutdown() {
@@ -881,6 +1003,10 @@ dendrite_stats dendrite::stats() const {
   s.connections_opened = state_->opened.load();
   s.connections_reused = state_->reused.load();
   s.retries = state_->retries.load();
+  s.sessions_offered = state_->sessions_offered.load();
+  s.sessions_established = state_->sessions_established.load();
+  s.sessions_rejected = state_->sessions_rejected.load();
+  s.session_requests = state_->session_requests.load();
   s.idle_connections = state_->pool.idle_count();
   std::lock_guard lk(state_->mu);
   s.in_flight = state_->active.size();

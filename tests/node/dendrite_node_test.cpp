@@ -97,6 +97,25 @@ TEST_CASE("a Python-shaped axon accepts every request we send", "[dendrite][node
     CHECK_FALSE(refused.dummy_output.has_value());
   }
 
+  SECTION("session = true: the offer is ignored and every request is today's signed one") {
+    // PROTOCOL 13: a Python axon ignores bt-session-offer, so the connection declines and
+    // never offers again; the peer checks each request as above (signature included).
+    bt::dendrite sd(alice(), {.session = true});
+    for (int i = 0; i < 10; ++i) {
+      bt::examples::dummy q;
+      q.dummy_input = i;
+      auto r = sd.call(peer.axon(), q, 5.0);
+      INFO(r.dendrite.status_message.value_or("None"));
+      REQUIRE(r.dendrite.status_code == 200);
+      CHECK(r.dummy_output == 2 * i);
+    }
+    const auto st = sd.stats();
+    CHECK(st.connections_opened == 1);
+    CHECK(st.sessions_offered == 1);
+    CHECK(st.sessions_established == 0);
+    CHECK(st.session_requests == 0);
+  }
+
   SECTION("an unknown synapse gets Python's 404") {
     bt::error err;
     auto other = bt::make_dynamic_descriptor("Other", {}, {}, err);

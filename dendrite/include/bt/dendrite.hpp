@@ -110,6 +110,17 @@ struct dendrite_options {
   /// Covers every complete answer (call, an Epistula call, a stream's non-200 answer); the body
   /// of a streamed 200 is not covered (its head is sent before the body exists).
   response_verification verify_responses = response_verification::if_present;
+  /// Sessions with our own axons (PROTOCOL 13): the first request on each keep-alive connection
+  /// also offers a session (bt-session-offer: one extra sr25519 signature, that request only).
+  /// An axon that accepts (bt-session-accept, verified against the hotkey the call addressed)
+  /// gets the connection's later requests to that hotkey authenticated by an HMAC-SHA-256
+  /// (bt-session) instead of a signature, and answers them with bt-response-mac, which
+  /// verify_responses checks as it checks a signature. An axon that ignores the offer (every
+  /// Python axon; ours with sessions off) sees exactly today's protocol, and that connection
+  /// never offers again. A session ends with its connection, after the axon's request bound,
+  /// and 1 s before the lifetime the axon announced; an invalid accept closes the connection.
+  /// Not used for Epistula calls, nor with insecure_skip_signing.
+  bool session = false;
 };
 
 /// The answer to dendrite::epistula_call. A call never throws: `error` says when no usable HTTP
@@ -131,12 +142,16 @@ struct epistula_response {
 
 /// Counters for tests and monitoring (monotonic since construction).
 struct dendrite_stats {
-  std::uint64_t calls = 0;               ///< calls completed
-  std::uint64_t connections_opened = 0;  ///< TCP connects attempted
-  std::uint64_t connections_reused = 0;  ///< calls sent on a pooled connection
-  std::uint64_t retries = 0;             ///< reused connections that failed and were retried
-  std::size_t idle_connections = 0;      ///< currently pooled
-  std::size_t in_flight = 0;             ///< calls currently running
+  std::uint64_t calls = 0;                 ///< calls completed
+  std::uint64_t connections_opened = 0;    ///< TCP connects attempted
+  std::uint64_t connections_reused = 0;    ///< calls sent on a pooled connection
+  std::uint64_t retries = 0;               ///< reused connections that failed and were retried
+  std::uint64_t sessions_offered = 0;      ///< requests that carried a bt-session-offer
+  std::uint64_t sessions_established = 0;  ///< offers answered by a valid bt-session-accept
+  std::uint64_t sessions_rejected = 0;     ///< invalid accepts (the connection was closed)
+  std::uint64_t session_requests = 0;      ///< requests sent with a bt-session MAC
+  std::size_t idle_connections = 0;        ///< currently pooled
+  std::size_t in_flight = 0;               ///< calls currently running
 };
 
 /// The validator's client. Thread safety: every member function may be called from any thread
