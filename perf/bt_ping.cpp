@@ -20,6 +20,7 @@
 
 #include <bt/axon.hpp>
 #include <bt/dendrite.hpp>
+#include <bt/examples/echo_route.hpp>
 #include <bt/keypair.hpp>
 
 #include <bt_cli.hpp>
@@ -50,6 +51,7 @@ int run(const ping_config& cfg) {
   } else {
     local.emplace(bt::keypair::from_uri(cfg.axon_uri), in_process_axon_options(cfg));
     if (cfg.payload > 0) attach_payload_route(*local);
+    if (cfg.epistula) bt::examples::attach_echo_route(*local);
     local->start();
     target = local->info();
   }
@@ -143,6 +145,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-response-signatures", cfg.no_response_signatures,
                "The in-process axon does not sign its answers and the dendrite does not check "
                "them (a spawned or running bt-axon still signs)");
+  app.add_flag("--epistula", cfg.epistula,
+               "Epistula-signed POST /echo (PROTOCOL 12) instead of the signed Synapse ping; the "
+               "in-process axon serves bt-axon's /echo");
   app.add_flag("--baseline", cfg.baseline,
                "Also measure the floor: bare Beast round trip, sign, verify");
   app.add_option("--json", cfg.json_file, "Write the figures as JSON to this file");
@@ -198,6 +203,11 @@ int main(int argc, char** argv) {
   if (cfg.payload > 0 && (cfg.cross_process || !cfg.target.empty())) {
     std::cerr
         << "bt-ping: --payload needs the Payload route, which only the in-process axon serves\n";
+    return 2;
+  }
+  if (cfg.epistula && (cfg.baseline || cfg.no_crypto)) {
+    std::cerr << "bt-ping: --epistula measures Epistula calls as they are signed and checked; "
+                 "--baseline and --no-crypto apply to the Synapse ping only\n";
     return 2;
   }
   if (cfg.no_crypto && !cfg.target.empty() && !is_loopback_target(cfg.target)) {

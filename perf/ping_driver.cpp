@@ -14,6 +14,8 @@
 #include <memory>
 #include <mutex>
 #include <ostream>
+#include <string>
+#include <type_traits>
 
 namespace bt::perf {
 
@@ -83,25 +85,46 @@ void draw_progress(std::size_t done, std::size_t total) {
   std::fflush(stdout);
 }
 
+/// What one call answered, whichever kind of call it was.
+struct call_outcome {
+  std::int64_t status = 0;
+  double seconds = 0;  // the dendrite's process_time
+  std::string message;
+};
+
+template <class T>
+asio::awaitable<call_outcome> call_once(dendrite& d, const axon_info& target, const T& proto,
+                                        double timeout) {
+  if constexpr (std::is_same_v<T, epistula_ping>) {
+    epistula_response r = co_await d.async_epistula_call(target, "POST", proto.path, proto.body,
+                                                         timeout, asio::use_awaitable);
+    co_return call_outcome{r.status, r.process_time.value_or(0.0), std::move(r.status_message)};
+  } else {
+    T r = co_await d.async_call(target, proto, timeout, asio::use_awaitable);
+    co_return call_outcome{r.dendrite.status_code.value_or(0),
+                           r.dendrite.process_time.value_or(0.0),
+                           r.dendrite.status_message.value_or("")};
+  }
+}
+
 template <class T>
 asio::awaitable<void> caller(std::shared_ptr<run_state<T>> st, dendrite& d) {
   std::size_t index = 0;
   while (st->take_ticket(index)) {
-    T result = co_await d.async_call(st->target, st->proto, st->opt.timeout, asio::use_awaitable);
-    const double us = result.dendrite.process_time.value_or(0.0) * 1e6;
-    const std::int64_t status = result.dendrite.status_code.value_or(0);
+    const call_outcome result = co_await call_once(d, st->target, st->proto, st->opt.timeout);
+    const double us = result.seconds * 1e6;
+    const std::int64_t status = result.status;
     {
       std::lock_guard lock(st->m);
       ++st->run.calls;
       if (status == 200)
         st->run.latency_us.push_back(us);
       else
-        st->run.add_failure(status, result.dendrite.status_message.value_or(""));
+        st->run.add_failure(status, result.message);
       if (st->opt.verbose) {
         *st->opt.verbose << "query " << index + 1 << ": status " << status << ", process_time "
-                         << result.dendrite.process_time.value_or(0.0) << " s";
-        if (status != 200)
-          *st->opt.verbose << ", message " << result.dendrite.status_message.value_or("");
+                         << result.seconds << " s";
+        if (status != 200) *st->opt.verbose << ", message " << result.message;
         *st->opt.verbose << "\n";
       }
     }
@@ -147,5 +170,7 @@ template ping_run drive<synapse>(caller_set&, const axon_info&, const synapse&,
                                  const drive_options&);
 template ping_run drive<payload_synapse>(caller_set&, const axon_info&, const payload_synapse&,
                                          const drive_options&);
+template ping_run drive<epistula_ping>(caller_set&, const axon_info&, const epistula_ping&,
+                                       const drive_options&);
 
 }  // namespace bt::perf

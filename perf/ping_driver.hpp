@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <iosfwd>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,6 +48,12 @@ class caller_set {
   std::vector<std::thread> threads_;
 };
 
+/// An Epistula ping (bt-ping --epistula): dendrite::epistula_call of POST `path` with `body`.
+struct epistula_ping {
+  std::string path = "/echo";
+  std::string body = "{}";
+};
+
 struct drive_options {
   std::size_t count = 10'000;                 ///< calls to make (ignored when `duration` is set)
   std::chrono::duration<double> duration{0};  ///< > 0: keep calling until this much time passed
@@ -61,7 +68,8 @@ struct drive_options {
 /// them. Each successful call's latency is the dendrite's `process_time`; a call whose status is
 /// not 200 counts as a failure under its status and message, and its time is not recorded (a
 /// refused connect has none; the original loop would have appended Python's None).
-/// The synapse sent is a copy of `proto`. Instantiated for bt::synapse and payload_synapse.
+/// The synapse sent is a copy of `proto`. Instantiated for bt::synapse, payload_synapse and
+/// epistula_ping (whose calls are epistula_call, timed the same way).
 template <class T>
 ping_run drive(caller_set& callers, const axon_info& target, const T& proto,
                const drive_options& opt);

@@ -177,6 +177,11 @@ dendrite_options dendrite_options_for(const ping_config& cfg) {
 
 ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
                    const drive_options& opt) {
+  if (cfg.epistula) {
+    epistula_ping e;
+    if (cfg.payload > 0) e.body = json{{"data", std::string(cfg.payload, 'x')}}.dump();
+    return drive(callers, target, e, opt);
+  }
   if (cfg.payload > 0) {
     payload_synapse p;
     p.data.assign(cfg.payload, 'x');
@@ -331,6 +336,7 @@ std::string mode_name(const ping_config& cfg) {
                   : cfg.cross_process ? "cross-process"
                                       : "in-process";
   if (cfg.no_crypto) m += ",no-crypto";
+  if (cfg.epistula) m += ",epistula";
   if (cfg.payload > 0) m += ",payload=" + std::to_string(cfg.payload);
   if (cfg.concurrency > 1) m += ",concurrency=" + std::to_string(cfg.concurrency);
   if (cfg.axon_cpu_seconds > 0) m += ",axon-cpu";

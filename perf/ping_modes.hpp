@@ -33,6 +33,9 @@ struct ping_config {
   /// and the dendrite does not check them; the A/B of what authenticated responses cost.
   bool no_response_signatures = false;
   bool baseline = false;
+  /// --epistula: Epistula-signed POST /echo (PROTOCOL 12) instead of the signed Synapse ping;
+  /// the in-process axon serves bt-axon's /echo (bt/examples/echo_route.hpp).
+  bool epistula = false;
   std::string json_file;
   std::string histogram_file;
   bool verbose = false;
@@ -64,7 +67,8 @@ child_process spawn_axon(const ping_config& cfg, axon_info& info);
 void warn_no_crypto(const axon_info& target);
 dendrite_options dendrite_options_for(const ping_config& cfg);
 
-/// drive() with the base Synapse, or with a Payload of cfg.payload bytes.
+/// drive() with the base Synapse, or with a Payload of cfg.payload bytes; with cfg.epistula, an
+/// epistula_ping whose body is {} (or {"data": cfg.payload bytes}).
 ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
                    const drive_options& opt);
 

@@ -7,6 +7,11 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--count|200" -DEXPECT_COUNT=200
                    -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
   set_tests_properties("perf: bt-ping in-process" PROPERTIES TIMEOUT 240)
+  # --epistula: Epistula-signed POST /echo against the in-process axon serving bt-axon's handler.
+  add_test(NAME "perf: bt-ping epistula in-process"
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--epistula|--count|200"
+                   -DEXPECT_COUNT=200 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
+  set_tests_properties("perf: bt-ping epistula in-process" PROPERTIES TIMEOUT 240)
   if(BT_BUILD_TOOLS)
     add_test(NAME "perf: bt-ping cross-process"
              COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--cross-process|--count|100"

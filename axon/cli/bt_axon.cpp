@@ -23,6 +23,7 @@
 
 #include <bt/dynamic_synapse.hpp>
 #include <bt/examples/dummy.hpp>
+#include <bt/examples/echo_route.hpp>
 #include <bt/examples/word_stream.hpp>
 #include <bt/json.hpp>
 #include <bt/proxy_protocol.hpp>
@@ -772,24 +773,16 @@ int main(int argc, char** argv) {
         route_policy);
     ax.attach<bt::examples::word_stream>(word_streamer(std::chrono::milliseconds(stream_delay_ms)),
                                          route_policy);
-    // POST /echo, an Epistula route (docs/axon.md "bt-axon's /echo"): the JSON body back, with
-    // the verified signer. An object gets a "signed_by" member (replacing one it had); any
-    // other value comes back as {"body": <value>, "signed_by": ...} (an empty body as null).
-    ax.route("POST", "/echo",
-             [](std::string_view, const bt::json& body, const bt::request_context& caller) {
-               bt::json_reply reply;
-               reply.body = body.is_object() ? body : bt::json{{"body", body}};
-               reply.body["signed_by"] = std::string(caller.hotkey);
-               return reply;
-             },
-             {.blacklist =
-                  [&policy](const bt::request_context& caller) {
-                    return policy.current()->blacklist(caller.hotkey);
-                  },
-              .priority =
-                  [&policy](const bt::request_context& caller) {
-                    return policy.current()->priority(caller.hotkey);
-                  }});
+    // POST /echo, an Epistula route (bt/examples/echo_route.hpp: the JSON body back with the
+    // verified signer), under the miner's policy like the synapses.
+    bt::examples::attach_echo_route(ax, {.blacklist =
+                                             [&policy](const bt::request_context& caller) {
+                                               return policy.current()->blacklist(caller.hotkey);
+                                             },
+                                         .priority =
+                                             [&policy](const bt::request_context& caller) {
+                                               return policy.current()->priority(caller.hotkey);
+                                             }});
     if (test_routes) {
       attach_test_routes(ax);
       log->warn("--test-routes: the Throw, Hang and Big routes are attached (tests only)");
