@@ -24,8 +24,7 @@
 //   @CHUNKED@ at the very start of the body: removed, and the body (tokens resolved, hashed as
 //             is) is sent in chunked transfer coding, split in two chunks (the head should say
 //             Transfer-Encoding: chunked; chunk sizes could not be written before the tokens are)
-// Routes: the built-in Synapse ping, Dummy (echo), Hashed (a dynamic type with a hash field)
-// and the plain Epistula route POST /echo (no token signs Epistula: its head checks are reached).
+// Routes: the built-in Synapse ping, Dummy (echo) and Hashed (a dynamic type with a hash field).
 // The nonce store accepts every verified nonce (a replay store would make inputs depend on the
 // ones before them; tests/axon/nonce_store_test.cpp covers it); error answers are not signed
 // (sign_error_responses = false: the signing cost would halve the rate and parses nothing).
@@ -42,7 +41,6 @@
 #include <bt/body_hash.hpp>
 #include <bt/detail/text.hpp>
 #include <bt/examples/dummy.hpp>
-#include <bt/examples/echo_route.hpp>
 #include <bt/hex.hpp>
 #include <bt/json_body.hpp>
 
@@ -104,8 +102,6 @@ struct fixture {
     ax->attach(hashed, [](bt::dynamic_synapse& s) {
       if (auto* b = s.get("b")) *b = *s.get("a");
     });
-    // A plain Epistula route (json_pipeline.cpp, epistula.cpp), bt-axon's POST /echo.
-    bt::examples::attach_echo_route(*ax);
     mem = std::make_unique<bt::detail::memory_axon>(*ax);
     caller_ss58 = caller.ss58_address();
     axon_ss58 = ax->hotkey().ss58_address();

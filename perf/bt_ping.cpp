@@ -7,8 +7,9 @@
 //
 // against an axon in this process (default), a bt-axon spawned as a separate process
 // (--cross-process) or a running one (--target IP:PORT:HOTKEY); plus the floor of the same run
-// (--baseline), throughput (--concurrency), payloads (--payload), framework overhead without
-// crypto (--no-crypto), the axon's CPU per request (--axon-cpu) and its memory (--memory).
+// (--baseline), throughput (--concurrency), payloads (--payload), sessions (--session),
+// framework overhead without crypto (--no-crypto), the axon's CPU per request (--axon-cpu) and its
+// memory (--memory).
 #include "bare_echo.hpp"
 #include "floor.hpp"
 #include "payload_synapse.hpp"
@@ -148,6 +149,10 @@ int main(int argc, char** argv) {
   app.add_flag("--epistula", cfg.epistula,
                "Epistula-signed POST /echo (PROTOCOL 12) instead of the signed Synapse ping; the "
                "in-process axon serves bt-axon's /echo");
+  app.add_flag("--session", cfg.session,
+               "Sessions (PROTOCOL 13): the dendrite offers one per connection and the in-process "
+               "axon accepts (a spawned bt-axon accepts by default); with --baseline the floor is "
+               "the bare round trip of a session-shaped exchange");
   app.add_flag("--baseline", cfg.baseline,
                "Also measure the floor: bare Beast round trip, sign, verify");
   app.add_option("--json", cfg.json_file, "Write the figures as JSON to this file");
@@ -208,6 +213,10 @@ int main(int argc, char** argv) {
   if (cfg.epistula && (cfg.baseline || cfg.no_crypto)) {
     std::cerr << "bt-ping: --epistula measures Epistula calls as they are signed and checked; "
                  "--baseline and --no-crypto apply to the Synapse ping only\n";
+    return 2;
+  }
+  if (cfg.no_crypto && cfg.session) {
+    std::cerr << "bt-ping: --session needs signing (its offer is signed); drop --no-crypto\n";
     return 2;
   }
   if (cfg.no_crypto && !cfg.target.empty() && !is_loopback_target(cfg.target)) {

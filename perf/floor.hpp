@@ -25,6 +25,11 @@ http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s,
                                    const keypair& dendrite_key, const std::string& axon_hotkey,
                                    std::uint16_t axon_port, bool sign = true);
 
+/// Makes a signed exchange (made with `sign` false) the shape of a session ping's (PROTOCOL 13):
+/// the request carries a bt-session header and the answer a bt-response-mac, of their real
+/// sizes (the MAC values are placeholders: the bare echo checks nothing).
+void make_session_shaped(http_exchange& ex);
+
 struct crypto_timings {
   double sign_us = 0;    ///< mean of one sr25519 sign of a ping's signing message
   double verify_us = 0;  ///< mean of one verify_signature of it (the axon's hot path)

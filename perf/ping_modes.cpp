@@ -125,6 +125,7 @@ axon_options in_process_axon_options(const ping_config& cfg) {
   o.io_threads = cfg.axon_threads;
   o.insecure_skip_verification = cfg.no_crypto;
   o.sign_responses = !cfg.no_response_signatures;
+  o.accept_sessions = cfg.session;
   // Failures and the --no-crypto warning go to stderr; the access log (debug) stays off.
   auto logger = spdlog::get("axon");
   if (!logger) logger = spdlog::stderr_color_mt("axon");
@@ -172,6 +173,7 @@ dendrite_options dendrite_options_for(const ping_config& cfg) {
   o.threads = std::max(1u, cfg.dendrite_threads);
   o.insecure_skip_signing = cfg.no_crypto;  // --no-crypto: no signature (loopback only)
   if (cfg.no_response_signatures) o.verify_responses = response_verification::off;
+  o.session = cfg.session;
   return o;
 }
 
@@ -197,12 +199,13 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
     payload_synapse p;
     p.data.assign(cfg.payload, 'x');
     ex = make_signed_exchange(descriptor_of<payload_synapse>(), p, key, target.hotkey, target.port,
-                              !cfg.no_crypto);
+                              !cfg.no_crypto && !cfg.session);
   } else {
     synapse s;
     ex = make_signed_exchange(descriptor_of<synapse>(), s, key, target.hotkey, target.port,
-                              !cfg.no_crypto);
+                              !cfg.no_crypto && !cfg.session);
   }
+  if (cfg.session) make_session_shaped(ex);
   baseline_figures b;
   const auto bare = run_bare_echo(ex, std::clamp<std::size_t>(cfg.count, 200, 20'000));
   b.bare = summarize(bare.rtt_us);
@@ -210,6 +213,7 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
   b.response_bytes = bare.response_bytes;
   b.crypto = measure_crypto(key, 2000);
   b.signed_ping = !cfg.no_crypto;
+  b.session = cfg.session;
   return b;
 }
 
@@ -336,6 +340,7 @@ std::string mode_name(const ping_config& cfg) {
                   : cfg.cross_process ? "cross-process"
                                       : "in-process";
   if (cfg.no_crypto) m += ",no-crypto";
+  if (cfg.session) m += ",session";
   if (cfg.epistula) m += ",epistula";
   if (cfg.payload > 0) m += ",payload=" + std::to_string(cfg.payload);
   if (cfg.concurrency > 1) m += ",concurrency=" + std::to_string(cfg.concurrency);

@@ -33,6 +33,9 @@ struct ping_config {
   /// and the dendrite does not check them; the A/B of what authenticated responses cost.
   bool no_response_signatures = false;
   bool baseline = false;
+  /// --session: the dendrite offers sessions (PROTOCOL 13) and the in-process axon accepts them
+  /// (a spawned bt-axon accepts by default).
+  bool session = false;
   /// --epistula: Epistula-signed POST /echo (PROTOCOL 12) instead of the signed Synapse ping;
   /// the in-process axon serves bt-axon's /echo (bt/examples/echo_route.hpp).
   bool epistula = false;
