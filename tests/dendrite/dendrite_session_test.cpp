@@ -179,7 +179,7 @@ TEST_CASE("session peer: a used-up session moves to a new connection before the 
   CHECK(d.stats().retries == 0);  // never sent on a connection the peer had closed
 }
 
-TEST_CASE("session peer: no accept declines for good; an invalid accept is refused",
+TEST_CASE("session peer: no accept declines for good, an invalid accept is refused",
           "[dendrite][session]") {
   SECTION("no accept: every request is signed, one offer per connection") {
     peer_counts seen;
