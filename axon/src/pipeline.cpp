@@ -445,7 +445,7 @@ stage_result start_forward(request_state& st, connection& c) {
   job->conn = c.weak_from_this();
   if (r.spec.streaming()) {
     job->stream = std::make_shared<stream_state>(c.weak_from_this(), job, c.strand(), r, *s, st.t0,
-                                                 st.deadline, !st.keep_alive);
+                                                 st.deadline, !st.keep_alive || st.session.last);
     job->writer = stream_writer(job->stream);
   }
   if (r.spec.run_inline) {

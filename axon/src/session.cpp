@@ -337,7 +337,7 @@ task<bool> connection::finish_stream(request_state& st) {
     log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(), hotkey, 200, what, elapsed);
   };
   s.close_writer();  // whatever happens next, the handler's sends are over
-  const bool close = !st.keep_alive || stop_requested_;
+  const bool close = !st.keep_alive || stop_requested_ || st.session.last;
   // The handler may also have returned normally just after the deadline, before the job timer
   // ran (a send refused for the deadline, or a strand busy until then): that stream is cut too.
   const bool late =

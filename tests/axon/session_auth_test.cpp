@@ -6,8 +6,10 @@
 #include <bt/axon.hpp>
 
 #include <bt/examples/dummy.hpp>
+#include <bt/examples/word_stream.hpp>
 #include <bt/json.hpp>
 #include <bt/session_auth.hpp>
+#include <bt/stream_writer.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -57,6 +59,12 @@ struct session_axon {
           return ctx.hotkey == charlie().ss58_address() ? bt::verdict::deny("charlie")
                                                         : bt::verdict::allow();
         }});
+    // A streamed route: one chunk per word.
+    ax->attach<bt::examples::word_stream>(
+        [](bt::examples::word_stream& s, bt::stream_writer& out) -> boost::asio::awaitable<void> {
+          for (auto word : bt::examples::word_stream::split_words(s.text))
+            if (!co_await out.send(std::string(word) + "\n")) co_return;
+        });
     ax->start();
   }
   ~session_axon() { ax->stop(); }
@@ -194,6 +202,22 @@ TEST_CASE("session: a request pipelined after the last allowed one is never serv
   CHECK(a.header("connection") == std::optional<std::string>("close"));
   CHECK(s.c.closed_by_peer());
   CHECK(ax.handled().size() == 2);
+}
+
+TEST_CASE("session: a streamed answer to the last allowed request closes the connection too",
+          "[axon][session]") {
+  session_axon ax(true, 2);
+  session_conn s(ax.port());
+  bt::examples::word_stream w;
+  w.text = "one two";
+  request_parts r = python_request(w, alice(), bob().ss58_address(),
+                                   {.uuid = s.uuid, .axon_port = s.port, .sign = false});
+  r.set(std::string(sa::request_header), sa::request_mac(*s.keys, r.signed_message));
+  const reply a = s.send(r);
+  CHECK(a.status == 200);
+  CHECK(a.body == "one\ntwo\n");
+  CHECK(a.header("connection") == std::optional<std::string>("close"));
+  CHECK(s.c.closed_by_peer());
 }
 
 TEST_CASE("session: refusals", "[axon][session]") {

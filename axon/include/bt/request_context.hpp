@@ -17,7 +17,8 @@ struct request_context {
   /// "{nonce}.{hotkey}.{our hotkey}.{uuid}.{body_hash}" was checked against it (on a plain JSON
   /// route: Epistula-Signed-By, whose signature over the body was checked, PROTOCOL 12), unless
   /// the axon runs with `insecure_skip_verification` (then `verified` is false and this is a
-  /// claim).
+  /// claim). For a request authenticated by its connection's session (a MAC instead of a
+  /// signature, PROTOCOL 13) it is the hotkey whose signature opened that session.
   std::string_view hotkey{};
   /// The caller's dendrite instance id (bt_header_dendrite_uuid); on a plain JSON route the
   /// request's Epistula-Uuid.
