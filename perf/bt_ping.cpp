@@ -210,9 +210,9 @@ int main(int argc, char** argv) {
         << "bt-ping: --payload needs the Payload route, which only the in-process axon serves\n";
     return 2;
   }
-  if (cfg.epistula && (cfg.baseline || cfg.no_crypto)) {
+  if (cfg.epistula && (cfg.baseline || cfg.session || cfg.no_crypto)) {
     std::cerr << "bt-ping: --epistula measures Epistula calls as they are signed and checked; "
-                 "--baseline and --no-crypto apply to the Synapse ping only\n";
+                 "--baseline, --session and --no-crypto apply to the Synapse ping only\n";
     return 2;
   }
   if (cfg.no_crypto && cfg.session) {

@@ -125,6 +125,13 @@ axon_options in_process_axon_options(const ping_config& cfg) {
   o.io_threads = cfg.axon_threads;
   o.insecure_skip_verification = cfg.no_crypto;
   o.sign_responses = !cfg.no_response_signatures;
+  if (cfg.epistula) {
+    // One signer sends every ping, each Epistula request one replay record for 8 s: the default
+    // per-hotkey quota (1,024 records) would refuse all but the first ~1,000 of a window (503).
+    memory_nonce_store::options store;
+    store.max_entries_per_hotkey = 0;
+    o.nonces = std::make_shared<memory_nonce_store>(store);
+  }
   o.accept_sessions = cfg.session;
   // Failures and the --no-crypto warning go to stderr; the access log (debug) stays off.
   auto logger = spdlog::get("axon");
