@@ -143,7 +143,7 @@ JsonBody = Any  # bytes (sent verbatim) or any JSON-able value (serialised)
 class Dendrite:
     def __init__(self, keypair: Keypair, *, threads: int = 1, max_concurrency: int = 256,
                  external_ip: str = "", max_response_body_bytes: int = 67108864,
-                 verify_responses: str = "if_present") -> None: ...
+                 verify_responses: str = "if_present", session: bool = False) -> None: ...
     @overload
     def query(self, axons: Sequence[AxonLike], synapse: Synapse,
               timeout: float = 12.0) -> List[Synapse]: ...
@@ -201,7 +201,9 @@ class Axon:
                  max_connections: int = ..., header_timeout: float = ...,
                  idle_timeout: float = ..., write_timeout: float = ..., body_timeout: float = ...,
                  max_request_timeout: float = ..., drain_timeout: float = ...,
-                 sign_responses: bool = ..., sign_error_responses: bool = ...,
+                 sign_responses: bool = ..., accept_sessions: bool = ...,
+                 session_max_requests: int = ..., session_max_seconds: int = ...,
+                 sign_error_responses: bool = ...,
                  list_synapses_on_404: bool = ..., epistula_past_window: float = ...,
                  epistula_future_window: float = ..., epistula_require_signed_for: bool = ...,
                  insecure_skip_verification: bool = ...) -> None: ...

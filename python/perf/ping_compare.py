@@ -4,7 +4,14 @@ bt-axon process, in one run, six ways:
 
   bt-ping          the C++ loop (bt-ping --target ...), its mean process_time
   module query()   dendrite.query() of bittensor_cpp in a Python for loop (blocking, GIL released)
+  module query(), process_time
+                   the same calls' dendrite.process_time (the C++ dendrite's own measure, as
+                   bt-ping's): the difference to the row above is the binding and the wake-up of
+                   the calling thread
   module forward() `await dendrite.forward()` of bittensor_cpp in an asyncio loop
+  module query(), session
+                   query() of a Dendrite(session=True): after the first call, each request is
+                   authenticated by the connection's session MAC instead of a signature
   shaped aiohttp   shaped_dendrite.ShapedDendrite: bittensor's dendrite call path (pydantic
                    models, to_headers, aiohttp, response validation and header merge, history)
   shaped, schema rebuilt
@@ -204,14 +211,28 @@ def measure(args):
     try:
         add(bt_ping_row(args.bt_ping, axon, args.count))
         with bt.Dendrite(alice) as d:
-            add(summary("module query()", *timed_sync(
-                lambda: d.query(axon, Ping(), timeout=TIMEOUT).dendrite.status_code, args.count)))
+            own = []  # the C++ dendrite's process_time of each query(), bt-ping's measure
+
+            def query():
+                r = d.query(axon, Ping(), timeout=TIMEOUT)
+                own.append(r.dendrite.process_time)
+                return r.dendrite.status_code
+
+            times, statuses = timed_sync(query, args.count)
+            add(summary("module query()", times, statuses))
+            add(summary("module query(), process_time", own[WARMUP:], statuses))
 
             async def forward():
                 r = await d.forward(axon, Ping(), timeout=TIMEOUT)
                 return r.dendrite.status_code
 
             add(summary("module await forward()", *asyncio.run(timed_async(forward, args.count))))
+        with bt.Dendrite(alice, session=True) as d:
+            add(summary("module query(), session", *timed_sync(
+                lambda: d.query(axon, Ping(), timeout=TIMEOUT).dendrite.status_code, args.count)))
+            if d.stats()["session_requests"] < args.count:
+                raise Failed("module query(), session: the calls did not run in a session "
+                             f"({d.stats()})")
         add(summary("shaped aiohttp dendrite", *asyncio.run(shaped_loop(alice, axon, args.count))))
         add(summary("shaped, schema rebuilt", *asyncio.run(
             shaped_loop(alice, axon, args.count, rebuild_schema=True))))
@@ -246,7 +267,10 @@ def main():
     mean = lambda n: by[n]["mean_us"]
     ratios = {
         "module query() / bt-ping": mean("module query()") / mean("bt-ping"),
+        "module query(), process_time / bt-ping":
+            mean("module query(), process_time") / mean("bt-ping"),
         "module await forward() / bt-ping": mean("module await forward()") / mean("bt-ping"),
+        "module query(), session / bt-ping": mean("module query(), session") / mean("bt-ping"),
         "shaped aiohttp / module query()": mean("shaped aiohttp dendrite") / mean("module query()"),
         "shaped aiohttp / module await forward()":
             mean("shaped aiohttp dendrite") / mean("module await forward()"),

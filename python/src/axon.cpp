@@ -410,6 +410,12 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
         o.drain_timeout = seconds_option(v, k);
       else if (k == "sign_responses")
         o.sign_responses = v.cast<bool>();
+      else if (k == "accept_sessions")
+        o.accept_sessions = v.cast<bool>();
+      else if (k == "session_max_requests")
+        o.session_max_requests = v.cast<std::uint64_t>();
+      else if (k == "session_max_seconds")
+        o.session_max_seconds = v.cast<std::uint64_t>();
       else if (k == "sign_error_responses")
         o.sign_error_responses = v.cast<bool>();
       else if (k == "epistula_past_window")

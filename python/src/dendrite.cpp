@@ -204,12 +204,22 @@ class py_dendrite {
     check_timeout(timeout);
     bt::dynamic_synapse copy = syn.s;
     auto& d = get();
+    if (single) {
+      // One axon: the call itself, without the fan-out's result vector and concurrency
+      // limiter (the same answer; this is the per-call path of a sequential loop).
+      bt::dynamic_synapse r;
+      {
+        py::gil_scoped_release unlocked;
+        r = d.call(targets.front(), std::move(copy), timeout);
+      }
+      return py::cast(wrap_synapse(syn.type, std::move(r)));
+    }
     std::vector<bt::dynamic_synapse> rs;
     {
-      py::gil_scoped_release r;
+      py::gil_scoped_release unlocked;
       rs = d.forward(targets, copy, timeout);
     }
-    return results_to_py(syn.type, std::move(rs), single);
+    return results_to_py(syn.type, std::move(rs), false);
   }
 
   py::object forward(py::handle axons, const py_synapse& syn, double timeout) {
@@ -421,19 +431,20 @@ void init_dendrite(py::module_& m) {
                           "deadline per call, results in the order of the axons).")
       .def(py::init([](const bt::keypair& kp, unsigned threads, std::size_t max_concurrency,
                        std::string external_ip, std::size_t max_response_body_bytes,
-                       const std::string& verify_responses) {
+                       const std::string& verify_responses, bool session) {
              bt::dendrite_options o;
              o.threads = threads;
              o.max_concurrency = max_concurrency;
              o.external_ip = std::move(external_ip);
              o.max_response_body_bytes = max_response_body_bytes;
              o.verify_responses = verification_from(verify_responses);
+             o.session = session;
              return std::make_unique<py_dendrite>(kp, std::move(o));
            }),
            py::arg("keypair"), py::kw_only(), py::arg("threads") = 1,
            py::arg("max_concurrency") = 256, py::arg("external_ip") = "",
            py::arg("max_response_body_bytes") = std::size_t{64} << 20,
-           py::arg("verify_responses") = "if_present")
+           py::arg("verify_responses") = "if_present", py::arg("session") = false)
       .def("query", &py_dendrite::query, py::arg("axons"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
            "Blocking: one synapse per axon, in order (one synapse for a single axon). The GIL "
@@ -470,6 +481,10 @@ void init_dendrite(py::module_& m) {
              r["retries"] = s.retries;
              r["idle_connections"] = s.idle_connections;
              r["in_flight"] = s.in_flight;
+             r["sessions_offered"] = s.sessions_offered;
+             r["sessions_established"] = s.sessions_established;
+             r["sessions_rejected"] = s.sessions_rejected;
+             r["session_requests"] = s.session_requests;
              return r;
            })
       .def("close", &py_dendrite::close, "Cancels running calls and joins the I/O threads.")
