@@ -479,6 +479,20 @@ bt::route_options make_policy(const std::shared_ptr<synapse_route>& r) {
   return policy;
 }
 
+/// blacklist and priority of a route: None or a plain (not async) callable, since they run on the
+/// axon's I/O threads before the body is read. Returns inspect.iscoroutinefunction for the caller.
+py::object check_policy_callables(const py::object& blacklist, const py::object& priority) {
+  for (const py::object* f : {&blacklist, &priority})
+    if (!f->is_none() && !PyCallable_Check(f->ptr()))
+      throw py::type_error("blacklist and priority must be callable or None");
+  py::object iscoro = py::module_::import("inspect").attr("iscoroutinefunction");
+  if (iscoro(blacklist).cast<bool>() || iscoro(priority).cast<bool>())
+    throw py::type_error(
+        "blacklist and priority must be plain functions (they run on the "
+        "axon's I/O threads before the body is read)");
+  return iscoro;
+}
+
 class py_axon {
  public:
   py_axon(const bt::keypair& kp, bt::axon_options o, py::object loop) {
@@ -492,14 +506,7 @@ class py_axon {
               py::object priority, bool streaming) {
     if (!ax_) throw py::value_error("Axon is stopped");
     if (!PyCallable_Check(forward.ptr())) throw py::type_error("forward must be callable");
-    for (auto* f : {&blacklist, &priority})
-      if (!f->is_none() && !PyCallable_Check(f->ptr()))
-        throw py::type_error("blacklist and priority must be callable or None");
-    py::object iscoro = py::module_::import("inspect").attr("iscoroutinefunction");
-    if (iscoro(blacklist).cast<bool>() || iscoro(priority).cast<bool>())
-      throw py::type_error(
-          "blacklist and priority must be plain functions (they run on the "
-          "axon's I/O threads before the body is read)");
+    const py::object iscoro = check_policy_callables(blacklist, priority);
     auto r = std::make_shared<synapse_route>();
     r->type = type;
     r->forward.obj = forward;
@@ -538,14 +545,7 @@ class py_axon {
              py::object blacklist, py::object priority, double timeout) {
     if (!ax_) throw py::value_error("Axon is stopped");
     if (!PyCallable_Check(handler.ptr())) throw py::type_error("handler must be callable");
-    for (auto* f : {&blacklist, &priority})
-      if (!f->is_none() && !PyCallable_Check(f->ptr()))
-        throw py::type_error("blacklist and priority must be callable or None");
-    py::object iscoro = py::module_::import("inspect").attr("iscoroutinefunction");
-    if (iscoro(blacklist).cast<bool>() || iscoro(priority).cast<bool>())
-      throw py::type_error(
-          "blacklist and priority must be plain functions (they run on the "
-          "axon's I/O threads before the body is read)");
+    const py::object iscoro = check_policy_callables(blacklist, priority);
     auto r = std::make_shared<json_route>();
     r->path = path;
     r->handler.obj = handler;
