@@ -16,15 +16,10 @@
 # scheduling group at nice -20 on a shared machine, as perf/run_all.sh (BT_PERF_PRIORITY=0: not).
 set -euo pipefail
 
-if [[ ${BT_PERF_PRIORITY:-1} == 1 && -z ${BT_PERF_IN_SESSION:-} ]] && command -v setsid >/dev/null; then
-  export BT_PERF_IN_SESSION=1
-  exec setsid -w "$0" "$@"
-fi
-priority="default"
-if [[ -n ${BT_PERF_IN_SESSION:-} ]] && { echo -20 >/proc/self/autogroup; } 2>/dev/null; then
-  renice -n -20 -p $$ >/dev/null 2>&1 || true
-  priority="own autogroup at nice -20"
-fi
+perf_name=fleet
+# shellcheck source=perf/perf_lib.sh
+source "$(dirname "$0")/perf_lib.sh"
+perf_own_priority "$0" "$@"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build-rel}
@@ -34,9 +29,7 @@ conc=${3:-16}
 rounds=${4:-3}
 axon=$build/axon/bt-axon
 ping=$build/perf/bt-ping
-for tool in "$axon" "$ping"; do
-  [[ -x $tool ]] || { echo "fleet: $tool is missing (build bt-axon and bt-ping)" >&2; exit 1; }
-done
+perf_require_built "build bt-axon and bt-ping" "$axon" "$ping"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bt-perf-fleet.XXXXXX")
 pids=()

@@ -14,15 +14,10 @@
 # gets its own scheduling group at nice -20 on a shared machine (BT_PERF_PRIORITY=0: not).
 set -euo pipefail
 
-if [[ ${BT_PERF_PRIORITY:-1} == 1 && -z ${BT_PERF_IN_SESSION:-} ]] && command -v setsid >/dev/null; then
-  export BT_PERF_IN_SESSION=1
-  exec setsid -w "$0" "$@"
-fi
-priority="default"
-if [[ -n ${BT_PERF_IN_SESSION:-} ]] && { echo -20 >/proc/self/autogroup; } 2>/dev/null; then
-  renice -n -20 -p $$ >/dev/null 2>&1 || true
-  priority="own autogroup at nice -20"
-fi
+perf_name=redis_store
+# shellcheck source=perf/perf_lib.sh
+source "$(dirname "$0")/perf_lib.sh"
+perf_own_priority "$0" "$@"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build-rel}
@@ -33,38 +28,10 @@ other=${4:-}
 axon=$build/axon/bt-axon
 ping=$build/perf/bt-ping
 rtt=$build/perf/bt-redis-rtt
-for tool in "$axon" "$ping" "$rtt"; do
-  [[ -x $tool ]] || { echo "redis_store: $tool is missing (build bt-axon, bt-ping, bt-redis-rtt)" >&2; exit 1; }
-done
-for tool in redis-server redis-cli; do
-  command -v "$tool" >/dev/null || { echo "redis_store: $tool not on PATH (scripts/setup)" >&2; exit 1; }
-done
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/bt-redis-perf.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-redis_port=$(free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-for _ in $(seq 1 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
-redis-cli -p "$redis_port" ping >/dev/null || { echo "redis_store: redis-server did not start" >&2; exit 1; }
+perf_require_built "build bt-axon, bt-ping, bt-redis-rtt" "$axon" "$ping" "$rtt"
+perf_require_tools redis-server redis-cli python3
+perf_workdir bt-redis-perf
+perf_start_redis
 
 start_axon() {  # name, binary, extra flags...; sets <name>_port, <name>_hotkey, <name>_admin
   local name=$1 bin=$2

@@ -14,6 +14,9 @@
 # bt-redis-rtt of a Release build. Everything listens on free loopback ports and is stopped on
 # exit. Other work on the chosen CPU (a build) slows every figure alike; compare within a run.
 set -euo pipefail
+perf_name=redis_store_cpu
+# shellcheck source=perf/perf_lib.sh
+source "$(dirname "$0")/perf_lib.sh"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build-rel}
@@ -24,41 +27,15 @@ cpu=${4:-0}
 axon=$build/axon/bt-axon
 ping=$build/perf/bt-ping
 rtt=$build/perf/bt-redis-rtt
-for tool in "$axon" "$ping" "$rtt"; do
-  [[ -x $tool ]] || { echo "redis_store_cpu: $tool is missing (build bt-axon, bt-ping, bt-redis-rtt)" >&2; exit 1; }
-done
-for tool in perf redis-server redis-cli taskset python3; do
-  command -v "$tool" >/dev/null || { echo "redis_store_cpu: $tool not on PATH" >&2; exit 1; }
-done
+perf_require_built "build bt-axon, bt-ping, bt-redis-rtt" "$axon" "$ping" "$rtt"
+perf_require_tools perf redis-server redis-cli taskset python3
+perf_workdir bt-redis-cpu
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/bt-redis-cpu.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # pin CMD...: CMD on the chosen CPU, in the foreground. Background starts call taskset directly
 # (a function run with & is a subshell: $! would not be the program's pid).
 pin() { taskset -c "$cpu" "$@"; }
 
-redis_port=$(free_port)
-taskset -c "$cpu" redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  >"$work/redis.log" 2>&1 &
-redis_pid=$!
-pids+=("$redis_pid")
-for _ in $(seq 1 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
-redis-cli -p "$redis_port" ping >/dev/null || { echo "redis_store_cpu: redis-server did not start" >&2; exit 1; }
+perf_start_redis taskset -c "$cpu"
 
 start_axon() {  # name, flags...; sets <name>_pid and <name>_target
   local name=$1

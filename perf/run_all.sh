@@ -15,15 +15,10 @@
 # BT_PERF_PRIORITY=0 turns that off. (Ctrl-C then reaches only the outer setsid; use kill.)
 set -euo pipefail
 
-if [[ ${BT_PERF_PRIORITY:-1} == 1 && -z ${BT_PERF_IN_SESSION:-} ]] && command -v setsid >/dev/null; then
-  export BT_PERF_IN_SESSION=1
-  exec setsid -w "$0" "$@"
-fi
-priority="default (BT_PERF_PRIORITY=0 or no setsid)"
-if [[ -n ${BT_PERF_IN_SESSION:-} ]] && { echo -20 >/proc/self/autogroup; } 2>/dev/null; then
-  renice -n -20 -p $$ >/dev/null 2>&1 || true
-  priority="own autogroup at nice -20"
-fi
+perf_name=run_all
+# shellcheck source=perf/perf_lib.sh
+source "$(dirname "$0")/perf_lib.sh"
+perf_own_priority "$0" "$@"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 docs=0
