@@ -1,6 +1,7 @@
 #include "response.hpp"
 
 #include "axon_impl.hpp"
+#include "stream.hpp"
 
 #include <bt/detail/text.hpp>
 #include <bt/header_codec.hpp>
@@ -100,7 +101,7 @@ int build_synapse_response(response_buffers& out, const route& r, synapse& s, do
 }
 
 void build_stream_head(std::string& out, const route& r, synapse& s, double process_time,
-                       bool close) {
+                       bool close, bool signed_trailer) {
   if (!s.axon.status_code) s.axon.status_code = 200;
   if (*s.axon.status_code == 200 && (!s.axon.status_message || s.axon.status_message->empty()))
     s.axon.status_message = "Success";
@@ -109,6 +110,7 @@ void build_stream_head(std::string& out, const route& r, synapse& s, double proc
   head_writer w(out);
   to_headers(*r.spec.type, s, w, {});
   out.append("transfer-encoding: chunked\r\n");
+  if (signed_trailer) out.append("trailer: bt-response-signature\r\n");
   if (close) out.append("connection: close\r\n");
   out.append("\r\n");
 }
@@ -214,6 +216,19 @@ void sign_response(const axon::impl& core, response_buffers& out, int status,
   std::string line(response_signature::header);
   line.append(": ").append(value).append("\r\n");
   out.head.insert(at, line);
+}
+
+std::string build_stream_end(const axon::impl& core, const response_identity& id,
+                             const sha3_256_digest& body_hash) {
+  if (!core.opts.sign_responses) return std::string(last_chunk);
+  std::string nonce;
+  append_int(now_ns(), nonce);
+  std::string out = "0\r\n";
+  out.append(response_signature::header).append(": ");
+  out.append(response_signature::sign(core.hotkey, nonce, id.caller_hotkey, id.request_id, 200,
+                                      body_hash));
+  out.append("\r\n\r\n");
+  return out;
 }
 
 }  // namespace bt::detail

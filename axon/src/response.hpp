@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bt/axon.hpp>
+#include <bt/sha3.hpp>
 #include <bt/synapse.hpp>
 
 #include "epistula.hpp"
@@ -52,8 +53,9 @@ void write_message_body(std::string& out, std::string_view message);
 /// status says, `content-type: text/event-stream` first, the bt headers of `s` (axon.status_code
 /// 200 and status_message "Success" unless the forward chose them, axon.process_time set here),
 /// `transfer-encoding: chunked`, no Content-Length.
+/// `signed_trailer`: the head announces the bt-response-signature trailer (build_stream_end).
 void build_stream_head(std::string& out, const route& r, synapse& s, double process_time,
-                       bool close);
+                       bool close, bool signed_trailer);
 
 /// What a response signature names of the request it answers (PROTOCOL 5.15):
 /// the caller's hotkey and the request id as the request claimed them, each empty when absent.
@@ -71,9 +73,15 @@ response_identity identify_request(const epistula_headers* epi, const synapse* h
 /// Adds `bt-response-signature` to the complete answer in `out` (its head through the blank
 /// line, its body) when core.opts.sign_responses: one sr25519 signature by the axon's hotkey over
 /// the axon nonce (its clock in nanoseconds), `status`, the SHA3-256 of out.body and `id`.
-/// Streamed answers are not signed (their head precedes the body).
+/// Streamed answers are signed in a trailer instead (build_stream_end).
 void sign_response(const axon::impl& core, response_buffers& out, int status,
                    const response_identity& id);
+
+/// The end of a streamed answer's chunked body (PROTOCOL 5.15): the last chunk, with a
+/// `bt-response-signature` trailer field over status 200 and `body_hash` (every chunk's bytes)
+/// when core.opts.sign_responses; plain "0\r\n\r\n" otherwise.
+std::string build_stream_end(const axon::impl& core, const response_identity& id,
+                             const sha3_256_digest& body_hash);
 
 /// "HTTP/1.1 100 Continue\r\n\r\n"
 inline constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";

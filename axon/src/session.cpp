@@ -373,10 +373,13 @@ task<bool> connection::finish_stream(request_state& st) {
     access("stream cut: write failed");
     co_return false;
   }
-  // The handler returned: the final chunk, with the head if nothing was sent.
+  // The handler returned: the final chunk (signed over every chunk in a trailer), with the head
+  // if nothing was sent.
   std::array<net::const_buffer, 4> buffers{};
   const std::size_t n = s.prepare(*this, {}, buffers);
-  buffers[n] = net::buffer(last_chunk.data(), last_chunk.size());
+  const std::string end = build_stream_end(
+      core_, identify_request(&st.parser.epistula(), &st.job->headers), s.body_hash.finish());
+  buffers[n] = net::buffer(end.data(), end.size());
   stream_->expires_after(core_.opts.write_timeout);
   auto [ec, written] = co_await stream_->write(std::span(buffers.data(), n + 1));
   (void)written;

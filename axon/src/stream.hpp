@@ -6,6 +6,7 @@
 
 #include "net.hpp"
 
+#include <bt/sha3.hpp>
 #include <bt/stream_writer.hpp>
 #include <bt/synapse.hpp>
 
@@ -55,6 +56,7 @@ struct stream_state {
   bool failed = false;               // a write failed: the connection must close
   std::string head;                  // the response head, built at the first send
   std::array<char, 20> size_line{};  // "<hex size>\r\n" of the chunk in flight
+  sha3_256_hasher body_hash;         // of every chunk's bytes so far (the trailer's signature)
 
   // ---- any thread ----
   std::atomic<bool> open{true};  // sends are still accepted
@@ -83,7 +85,7 @@ struct stream_state {
                       std::array<net::const_buffer, 4>& out);
 };
 
-/// "0\r\n\r\n": the end of a chunked body.
+/// "0\r\n\r\n": the end of a chunked body without trailers.
 inline constexpr std::string_view last_chunk = "0\r\n\r\n";
 
 }  // namespace bt::detail

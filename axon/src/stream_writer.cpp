@@ -35,10 +35,11 @@ std::size_t stream_state::prepare(connection& c, std::string_view payload,
     head_started = true;
     close = close || c.stop_requested_;
     build_stream_head(head, r, s, std::chrono::duration<double>(clock_type::now() - t0).count(),
-                      close);
+                      close, c.core_.opts.sign_responses);
     out[n++] = net::buffer(head);
   }
   if (!payload.empty()) {
+    body_hash.update(payload);
     char* const begin = size_line.data();
     auto res = std::to_chars(begin, begin + size_line.size() - 2, payload.size(), 16);
     res.ptr[0] = '\r';

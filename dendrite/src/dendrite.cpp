@@ -22,6 +22,7 @@
 #include <bt/json_body.hpp>
 #include <bt/response_signature.hpp>
 #include <bt/session_auth.hpp>
+#include <bt/sha3.hpp>
 #include <bt/ss58.hpp>
 
 #include "connection_pool.hpp"
@@ -285,15 +286,19 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   /// and wrong, or absent under `required` (the answer is then never merged).
   /// An answer to a session request (PROTOCOL 13) is checked by its bt-response-mac under the
   /// session's key instead, when it carries one; a signature stands in for it otherwise.
-  bool check_response_signature(const http::response<http::string_body>& res) const {
+  /// `streamed`: a streamed answer's body hash (its chunks, hashed as they were delivered); the
+  /// signature is then a trailer field, and a session's MAC never stands in for it.
+  bool check_response_signature(const http::response<http::string_body>& res,
+                                const sha3_256_digest* streamed = nullptr) const {
     const response_verification mode = st_->opt.verify_responses;
     if (mode == response_verification::off) return false;
-    if (session_use_ == session_use::mac && check_response_mac(res)) return true;
+    if (!streamed && session_use_ == session_use::mac && check_response_mac(res)) return true;
     const auto [first, last] = res.equal_range(response_signature::header);
     if (first == last) {
       if (mode == response_verification::required)
         throw call_failure{dendrite_errc::response_unauthenticated,
-                           session_use_ == session_use::mac
+                           streamed ? "no bt-response-signature trailer after the stream"
+                           : session_use_ == session_use::mac
                                ? "no bt-response-mac or bt-response-signature header"
                                : "no bt-response-signature header"};
       return false;
@@ -302,8 +307,12 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       throw call_failure{dendrite_errc::response_unauthenticated,
                          "more than one bt-response-signature header"};
     std::string why =
-        response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
-                                   request_id_, static_cast<int>(res.result_int()), res.body());
+        streamed
+            ? response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
+                                         request_id_, static_cast<int>(res.result_int()), *streamed)
+            : response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
+                                         request_id_, static_cast<int>(res.result_int()),
+                                         res.body());
     if (!why.empty()) throw call_failure{dendrite_errc::response_unauthenticated, std::move(why)};
     return true;
   }
@@ -497,6 +506,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       }
       guard_stream_parser([&] { stream_->end(*s); });
       trailers_fit();
+      // PROTOCOL 5.15: the trailer's signature over every chunk, checked once the stream ended
+      // (the items were delivered as they came; a failed check turns the call into a 421).
+      const sha3_256_digest streamed = stream_hash_.finish();
+      check_response_signature(res, &streamed);
       std::string detail;
       if (auto e = apply_stream_headers(*s, res, detail); e)
         throw call_failure{static_cast<dendrite_errc>(e.value()), std::move(detail)};
@@ -708,6 +721,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   void deliver_stream_bytes() {
     std::string& body = parser_->get().body();
     if (body.empty()) return;
+    stream_hash_.update(body);
     guard_stream_parser([&] { stream_->push(*ref_.object, body); });
     body.clear();
   }
@@ -783,6 +797,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   double timeout_;
   steady::time_point deadline_;
   stream_sink* stream_;                             ///< set: a streaming call
+  sha3_256_hasher stream_hash_;                     ///< a streaming call's body so far
   const steady::time_point begun_ = steady::now();  ///< for the call duration metric
 
   /// Set once: the deadline passed, or the call was cancelled (see stop()).

@@ -7,6 +7,7 @@
 #include <bt/axon.hpp>
 #include <bt/body_hash.hpp>
 #include <bt/examples/word_stream.hpp>
+#include <bt/response_signature.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -83,7 +84,8 @@ struct stream_reply {
   std::vector<std::pair<std::string, std::string>> fields;  // in wire order
   std::string body;
   std::size_t chunks = 0;
-  bool complete = false;  // the final chunk arrived
+  bool complete = false;                         // the final chunk arrived
+  std::optional<std::string> trailer_signature;  // the bt-response-signature trailer field
   beast::error_code error;
 
   std::optional<std::string> header(std::string_view name) const {
@@ -177,6 +179,12 @@ class stream_client {
     }
     r.chunks = chunks;
     r.complete = parser_->is_done();
+    // Beast adds a chunked body's trailer fields to the message's fields once the body is done.
+    if (r.complete && !r.header(bt::response_signature::header)) {
+      const auto& m = parser_->get();
+      if (const auto it = m.find(bt::response_signature::header); it != m.end())
+        r.trailer_signature = std::string(it->value());
+    }
   }
 
   /// True when the server closes the connection within `timeout` (reading and dropping data).
@@ -269,6 +277,61 @@ TEST_CASE("a streamed answer has the head of PROTOCOL 7 and one chunk per send",
   parsed.finish_stream([&](std::string_view s) { items.emplace_back(s); });
   CHECK(items.size() == 9);
   CHECK(parsed.words == items);
+}
+
+TEST_CASE("a streamed answer is signed in a trailer over every chunk it sent (PROTOCOL 5.15)",
+          "[axon][stream][response_signature]") {
+  const std::int64_t nonce = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  bt::test::python_request_options o;
+  o.nonce = nonce;
+  const std::string request_id = std::to_string(nonce) + "." + o.uuid;
+  SECTION("sign_responses (the default)") {
+    bt::axon ax(bob(), bt::axon_options::loopback());
+    ax.attach<word_stream>(word_streamer());
+    ax.start();
+    stream_client c(ax.port());
+    c.send(words_request(ax, sample, o).wire(ax.port()));
+    const stream_reply r = c.read();
+    REQUIRE(r.complete);
+    CHECK(r.header("trailer") == std::optional<std::string>("bt-response-signature"));
+    CHECK_FALSE(r.header(bt::response_signature::header));  // not in the head
+    REQUIRE(r.trailer_signature);
+    const std::string axon_hotkey = bob().ss58_address();
+    const std::string caller = alice().ss58_address();
+    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 200,
+                                         r.body) == "");
+    // Over the concatenation of the chunks: a body missing its last word, one altered byte, or
+    // another status does not verify.
+    std::string altered = r.body;
+    altered[0] ^= 1;
+    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 200,
+                                         altered) != "");
+    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 200,
+                                         r.body.substr(0, r.body.size() - 4)) != "");
+    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 500,
+                                         r.body) != "");
+    // The trailer ended the message cleanly: the connection carries the next request.
+    c.send(words_request(ax, "again").wire(ax.port()));
+    const stream_reply r2 = c.read();
+    CHECK(r2.body == "again\n");
+    CHECK(r2.trailer_signature);
+  }
+  SECTION("sign_responses off: no trailer, none announced") {
+    auto opts = bt::axon_options::loopback();
+    opts.sign_responses = false;
+    bt::axon ax(bob(), opts);
+    ax.attach<word_stream>(word_streamer());
+    ax.start();
+    stream_client c(ax.port());
+    c.send(words_request(ax, sample, o).wire(ax.port()));
+    const stream_reply r = c.read();
+    REQUIRE(r.complete);
+    CHECK(r.body == expected_body(sample));
+    CHECK_FALSE(r.header("trailer"));
+    CHECK_FALSE(r.trailer_signature);
+  }
 }
 
 TEST_CASE("worker-pool streaming handlers send with send_blocking", "[axon][stream]") {

@@ -7,7 +7,9 @@
 
 #include <bt/axon.hpp>
 #include <bt/examples/dummy.hpp>
+#include <bt/examples/word_stream.hpp>
 #include <bt/response_signature.hpp>
+#include <bt/stream_writer.hpp>
 
 #include "fault_server.hpp"
 
@@ -18,6 +20,7 @@
 #include <string>
 
 using bt::examples::dummy;
+using bt::examples::word_stream;
 using namespace bt::test;
 
 namespace {
@@ -33,6 +36,11 @@ struct signing_axon {
       if (d.dummy_input == -1) throw bt::forward_error(429, "slow down");
       d.dummy_output = 2 * d.dummy_input;
     });
+    ax.attach<word_stream>(
+        [](word_stream& w, bt::stream_writer& out) -> boost::asio::awaitable<void> {
+          for (std::string_view word : word_stream::split_words(w.text))
+            if (!co_await out.send(std::string(word) + "\n")) co_return;
+        });
     ax.route(
         "POST", "/echo",
         [](std::string_view, const bt::json& parsed, const bt::request_context& c) {
@@ -50,7 +58,7 @@ struct signing_axon {
 };
 
 /// What the relay does to each answer on its way back.
-enum class tamper { none, body_byte, status, strip_signature };
+enum class tamper { none, body_byte, status, strip_signature, first_byte };
 
 /// A relay to 127.0.0.1:`upstream` that passes each request through on a fresh connection and
 /// returns the answer altered as `how` says.
@@ -92,6 +100,9 @@ behaviour relay(std::uint16_t upstream, tamper how) {
           break;
         case tamper::strip_signature:
           res.erase(bt::response_signature::header);
+          break;
+        case tamper::first_byte:  // a stream's first word: 'a' becomes 'b'
+          if (!res.body().empty()) res.body()[0] = static_cast<char>(res.body()[0] + 1);
           break;
       }
       auto [xec, xn] = co_await http::async_write(s, res, net::as_tuple(net::use_awaitable));
@@ -272,4 +283,71 @@ TEST_CASE("sign_responses = false sends no signature, and a secretless hotkey ca
 
   bt::axon secretless(bt::keypair::from_ss58(bob().ss58_address()), bt::axon_options::loopback());
   CHECK_THROWS(secretless.start());
+}
+
+namespace {
+/// A WordStream call's items and final status.
+struct streamed {
+  int status = 0;
+  std::vector<std::string> items;
+};
+streamed stream_call(bt::dendrite& d, const bt::axon_info& target) {
+  word_stream q;
+  q.text = "alpha beta gamma";
+  auto out = std::make_shared<streamed>();
+  auto r = d.call_stream(target, q, 5.0, [out](std::string_view w) { out->items.emplace_back(w); });
+  out->status = r.dendrite.status_code.value_or(0);
+  return *out;
+}
+}  // namespace
+
+TEST_CASE("a streamed answer's trailer signature is checked at the end of the stream",
+          "[dendrite][axon][auth][stream]") {
+  signing_axon srv(bob());
+  const std::vector<std::string> words = {"alpha", "beta", "gamma"};
+  SECTION("direct: verified under required") {
+    bt::dendrite d(alice(), mode(required));
+    for (int i = 0; i < 3; ++i) {  // and the connection stays usable after the trailer
+      const auto r = stream_call(d, srv.info());
+      CHECK(r.status == 200);
+      CHECK(r.items == words);
+    }
+    CHECK(d.stats().connections_opened == 1);
+  }
+  SECTION("an axon that does not sign: accepted under if_present, 421 under required") {
+    auto o = bt::axon_options::loopback();
+    o.sign_responses = false;
+    signing_axon unsigned_axon(bob(), o);
+    bt::dendrite lenient(alice(), mode(if_present));
+    CHECK(stream_call(lenient, unsigned_axon.info()).status == 200);
+    bt::dendrite strict(alice(), mode(required));
+    CHECK(stream_call(strict, unsigned_axon.info()).status == 421);
+  }
+  SECTION("one byte of a chunk altered on the way: 421 under if_present and required") {
+    fault_server mitm(relay(srv.info().port, tamper::first_byte));
+    const auto target = mitm.axon(bob().ss58_address());
+    bt::dendrite unchecked(alice(), mode(off));
+    const auto seen = stream_call(unchecked, target);
+    CHECK(seen.status == 200);
+    REQUIRE_FALSE(seen.items.empty());
+    CHECK(seen.items.front() == "blpha");  // the alteration is real
+    for (auto v : {if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      CHECK(stream_call(d, target).status == 421);
+    }
+  }
+  SECTION("the signature stripped: 200 under if_present, 421 under required") {
+    fault_server mitm(relay(srv.info().port, tamper::strip_signature));
+    const auto target = mitm.axon(bob().ss58_address());
+    bt::dendrite lenient(alice(), mode(if_present));
+    CHECK(stream_call(lenient, target).status == 200);
+    bt::dendrite strict(alice(), mode(required));
+    CHECK(stream_call(strict, target).status == 421);
+  }
+  SECTION("another axon's signed stream passed off as this one's: 421") {
+    signing_axon decoy(charlie());
+    fault_server mitm(relay(decoy.info().port, tamper::none));
+    bt::dendrite d(alice(), mode(if_present));
+    CHECK(stream_call(d, mitm.axon(bob().ss58_address())).status == 421);
+  }
 }

@@ -132,9 +132,9 @@ struct axon_options {
   /// a request signed for no one could be replayed against every miner within the window, so
   /// this axon requires it unless told otherwise). A present Signed-For must always be ours.
   bool epistula_require_signed_for = true;
-  /// Sign every complete answer (success or error, synapse or plain route; not a stream) with
-  /// the axon's hotkey in a bt-response-signature header (PROTOCOL 5.15), so
-  /// that a validator can tell it comes unaltered from this axon. One sr25519 signature per
+  /// Sign every complete answer (success or error, synapse or plain route; a stream in a trailer
+  /// over all its chunks) with the axon's hotkey in a bt-response-signature field (PROTOCOL 5.15),
+  /// so that a validator can tell it comes unaltered from this axon. One sr25519 signature per
   /// answer (docs/performance.md); Python dendrites ignore the header. Needs the hotkey's secret
   /// (start() fails without it).
   bool sign_responses = true;

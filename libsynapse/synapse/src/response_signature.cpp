@@ -23,7 +23,7 @@ bool is_nonce(std::string_view s) {
 
 std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
                            std::string_view caller_hotkey, std::string_view request_id, int status,
-                           std::string_view body) {
+                           const sha3_256_digest& body_hash) {
   std::string m = "bt-response-v1.";
   m.append(axon_nonce);
   m.push_back('.');
@@ -35,15 +35,21 @@ std::string signed_message(std::string_view axon_nonce, std::string_view axon_ho
   m.push_back('.');
   m.append(std::to_string(status));
   m.push_back('.');
-  m.append(sha3_256_hex(body));
+  m.append(to_hex(body_hash));
   return m;
+}
+
+std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
+                           std::string_view caller_hotkey, std::string_view request_id, int status,
+                           std::string_view body) {
+  return signed_message(axon_nonce, axon_hotkey, caller_hotkey, request_id, status, sha3_256(body));
 }
 
 std::string sign(const keypair& axon_key, std::string_view axon_nonce,
                  std::string_view caller_hotkey, std::string_view request_id, int status,
-                 std::string_view body) {
-  const auto sig = axon_key.sign(
-      signed_message(axon_nonce, axon_key.ss58_address(), caller_hotkey, request_id, status, body));
+                 const sha3_256_digest& body_hash) {
+  const auto sig = axon_key.sign(signed_message(axon_nonce, axon_key.ss58_address(), caller_hotkey,
+                                                request_id, status, body_hash));
   std::string v(scheme);
   v.append(axon_nonce);
   v.append(".0x");
@@ -51,9 +57,15 @@ std::string sign(const keypair& axon_key, std::string_view axon_nonce,
   return v;
 }
 
+std::string sign(const keypair& axon_key, std::string_view axon_nonce,
+                 std::string_view caller_hotkey, std::string_view request_id, int status,
+                 std::string_view body) {
+  return sign(axon_key, axon_nonce, caller_hotkey, request_id, status, sha3_256(body));
+}
+
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
-                   std::string_view body) {
+                   const sha3_256_digest& body_hash) {
   if (!header_value.starts_with(scheme))
     return "malformed bt-response-signature (expected 'v1.<nonce>.0x<signature>')";
   const std::string_view rest = header_value.substr(scheme.size());
@@ -69,11 +81,18 @@ std::string verify(std::string_view header_value, std::string_view axon_hotkey,
   std::error_code ec;
   const auto pub = ss58::decode(axon_hotkey, ec);
   if (!pub) return "the axon's hotkey '" + std::string(axon_hotkey) + "' is not SS58";
-  const std::string m = signed_message(nonce, axon_hotkey, caller_hotkey, request_id, status, body);
+  const std::string m =
+      signed_message(nonce, axon_hotkey, caller_hotkey, request_id, status, body_hash);
   const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(m.data()), m.size());
   if (verify_signature(crypto_type::sr25519, pub->public_key, bytes, sig))
     return "signature mismatch with the axon's hotkey " + std::string(axon_hotkey);
   return {};
+}
+
+std::string verify(std::string_view header_value, std::string_view axon_hotkey,
+                   std::string_view caller_hotkey, std::string_view request_id, int status,
+                   std::string_view body) {
+  return verify(header_value, axon_hotkey, caller_hotkey, request_id, status, sha3_256(body));
 }
 
 }  // namespace bt::response_signature

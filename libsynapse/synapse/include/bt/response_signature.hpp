@@ -9,11 +9,13 @@
 // axon_hotkey: the axon's SS58 address; caller_hotkey and request_id: what the request claimed
 // (empty when it claimed nothing): "{dendrite.nonce}.{dendrite.uuid}" for a synapse request, the
 // Epistula-Uuid for an Epistula request; status: the decimal HTTP status; the body hash is over
-// the exact body bytes. The "bt-response-v1." prefix keeps the message from ever being read as a
-// request signature (those begin with digits or hex).
+// the exact body bytes (for a streamed answer: every chunk's bytes in order, and the header is a
+// trailer field of the chunked body). The "bt-response-v1." prefix keeps the message from ever
+// being read as a request signature (those begin with digits or hex).
 #pragma once
 
 #include <bt/keypair.hpp>
+#include <bt/sha3.hpp>
 
 #include <cstdint>
 #include <string>
@@ -33,6 +35,18 @@ std::string signed_message(std::string_view axon_nonce, std::string_view axon_ho
 std::string sign(const keypair& axon_key, std::string_view axon_nonce,
                  std::string_view caller_hotkey, std::string_view request_id, int status,
                  std::string_view body);
+
+/// signed_message, sign and verify (below) for a body known by its hash: a streamed answer,
+/// hashed as its chunks go out or come in.
+std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
+                           std::string_view caller_hotkey, std::string_view request_id, int status,
+                           const sha3_256_digest& body_hash);
+std::string sign(const keypair& axon_key, std::string_view axon_nonce,
+                 std::string_view caller_hotkey, std::string_view request_id, int status,
+                 const sha3_256_digest& body_hash);
+std::string verify(std::string_view header_value, std::string_view axon_hotkey,
+                   std::string_view caller_hotkey, std::string_view request_id, int status,
+                   const sha3_256_digest& body_hash);
 
 /// Checks a header value against the answer received and the hotkey the caller meant to reach
 /// (never one taken from the response). Returns an empty string when the signature is valid,
