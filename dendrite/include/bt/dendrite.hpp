@@ -107,8 +107,8 @@ struct dendrite_options {
   bool insecure_skip_signing = false;
   /// Response signatures: a failed check, or a missing header under `required`, ends the call
   /// with 421 (dendrite_errc::response_unauthenticated) and discards the answer's outputs.
-  /// Covers every complete answer (call, an Epistula call, a stream's non-200 answer); the body
-  /// of a streamed 200 is not covered (its head is sent before the body exists).
+  /// Covers every answer: call, an Epistula call, and a stream, whose 200 is checked by its
+  /// trailer signature over every chunk once the stream ends (its items were delivered already).
   response_verification verify_responses = response_verification::if_present;
   /// Sessions with our own axons (PROTOCOL 13): the first request on each keep-alive connection
   /// also offers a session (bt-session-offer: one extra sr25519 signature, that request only).
