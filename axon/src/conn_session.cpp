@@ -16,25 +16,12 @@ namespace {
 
 constexpr bool close_early = true;  // refusals in stage 3 close, as every refusal before 7b
 
-std::int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// The session id a bt-session value names ("v1.{id}.{mac}"), or empty when it has no such shape.
 std::string_view named_id(std::string_view value) {
   if (!value.starts_with("v1.")) return {};
   value.remove_prefix(3);
   const auto dot = value.find('.');
   return dot == std::string_view::npos ? std::string_view() : value.substr(0, dot);
-}
-
-/// Inserts "name: value\r\n" before the blank line that ends `out.head`.
-void add_field(response_buffers& out, std::string_view name, std::string_view value) {
-  std::string line(name);
-  line.append(": ").append(value).append("\r\n");
-  out.head.insert(out.head.size() - 2, line);
 }
 
 }  // namespace
@@ -99,7 +86,7 @@ void authenticate_answer(const axon::impl& core, response_buffers& out, int stat
     // A session request's answer: the MAC under k_s2c replaces the signature.
     std::string nonce;
     append_int(wall_ns(), nonce);
-    add_field(
+    add_head_field(
         out, session_auth::response_mac_header,
         session_auth::response_mac(*st->session.conn->keys, nonce, id.caller_hotkey, id.request_id,
                                    status, out.body, core.hotkey.ss58_address()));
@@ -110,7 +97,7 @@ void authenticate_answer(const axon::impl& core, response_buffers& out, int stat
   if (!rs || !rs->pending || !rs->policy_passed || !rs->conn) return;
   // The offer verified and the blacklist passed: the accept goes out with this answer, and the
   // connection holds the session from now on.
-  add_field(out, session_auth::accept_header, rs->pending->header_value);
+  add_head_field(out, session_auth::accept_header, rs->pending->header_value);
   connection_session& cs = *rs->conn;
   cs.keys = std::move(rs->pending->keys);
   cs.dendrite_hotkey = *st->job->headers.dendrite.hotkey;

@@ -84,12 +84,6 @@ namespace {
 
 namespace http = beast::http;
 
-std::int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// A random uuid4 naming one internal error, so that a client's report can be matched with the
 /// server log without the client seeing the details (Python's `Internal Server Error #<uuid4>`).
 std::string error_id() {

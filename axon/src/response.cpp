@@ -70,13 +70,19 @@ void start_head(std::string& out, int status, std::size_t body_bytes, bool close
   }
 }
 
-std::int64_t now_ns() {
+}  // namespace
+
+std::int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-}  // namespace
+void add_head_field(response_buffers& out, std::string_view name, std::string_view value) {
+  std::string line(name);
+  line.append(": ").append(value).append("\r\n");
+  out.head.insert(out.head.size() - 2, line);
+}
 
 int build_synapse_response(response_buffers& out, const route& r, synapse& s, double process_time,
                            bool close) {
@@ -152,7 +158,7 @@ void build_error_response(const axon::impl& core, response_buffers& out, int sta
     terminal_info& ax = obj->axon;
     ax.version = version_as_int;
     ax.uuid = core.uuid;
-    ax.nonce = now_ns();
+    ax.nonce = wall_ns();
     ax.status_code = status;
     ax.status_message = std::string(message);
     ax.process_time = process_time;
@@ -208,21 +214,17 @@ void sign_response(const axon::impl& core, response_buffers& out, int status,
                    const response_identity& id) {
   if (!core.opts.sign_responses) return;
   std::string nonce;
-  append_int(now_ns(), nonce);
+  append_int(wall_ns(), nonce);
   const std::string value = response_signature::sign(core.hotkey, nonce, id.caller_hotkey,
                                                      id.request_id, status, out.body);
-  // The head ends with the blank line: the field goes before it.
-  const std::size_t at = out.head.size() - 2;
-  std::string line(response_signature::header);
-  line.append(": ").append(value).append("\r\n");
-  out.head.insert(at, line);
+  add_head_field(out, response_signature::header, value);
 }
 
 std::string build_stream_end(const axon::impl& core, const response_identity& id,
                              const sha3_256_digest& body_hash) {
   if (!core.opts.sign_responses) return std::string(last_chunk);
   std::string nonce;
-  append_int(now_ns(), nonce);
+  append_int(wall_ns(), nonce);
   std::string out = "0\r\n";
   out.append(response_signature::header).append(": ");
   out.append(response_signature::sign(core.hotkey, nonce, id.caller_hotkey, id.request_id, 200,

@@ -24,6 +24,13 @@ struct response_buffers {
   std::string scratch;  // the signed message of an error answer, etc.
 };
 
+/// Inserts "name: value\r\n" into a complete head, before the blank line that ends it.
+void add_head_field(response_buffers& out, std::string_view name, std::string_view value);
+
+/// The wall clock in nanoseconds since the Unix epoch: the unit of nonces, of request freshness
+/// and of the axon nonces of signed answers.
+std::int64_t wall_ns();
+
 /// Success (or a status the forward set itself): the body synapse echoed with its outputs, as
 /// JSON with Starlette's compact separators, and to_headers() of it. Sets axon.status_code to 200
 /// and status_message to "Success" unless the forward chose them, and axon.process_time.

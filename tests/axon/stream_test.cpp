@@ -287,51 +287,45 @@ TEST_CASE("a streamed answer is signed in a trailer over every chunk it sent (PR
   bt::test::python_request_options o;
   o.nonce = nonce;
   const std::string request_id = std::to_string(nonce) + "." + o.uuid;
-  SECTION("sign_responses (the default)") {
-    bt::axon ax(bob(), bt::axon_options::loopback());
-    ax.attach<word_stream>(word_streamer());
-    ax.start();
-    stream_client c(ax.port());
-    c.send(words_request(ax, sample, o).wire(ax.port()));
-    const stream_reply r = c.read();
-    REQUIRE(r.complete);
-    CHECK(r.header("trailer") == std::optional<std::string>("bt-response-signature"));
-    CHECK_FALSE(r.header(bt::response_signature::header));  // not in the head
-    REQUIRE(r.trailer_signature);
-    const std::string axon_hotkey = bob().ss58_address();
-    const std::string caller = alice().ss58_address();
-    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 200,
-                                         r.body) == "");
-    // Over the concatenation of the chunks: a body missing its last word, one altered byte, or
-    // another status does not verify.
-    std::string altered = r.body;
-    altered[0] ^= 1;
-    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 200,
-                                         altered) != "");
-    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 200,
-                                         r.body.substr(0, r.body.size() - 4)) != "");
-    CHECK(bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id, 500,
-                                         r.body) != "");
-    // The trailer ended the message cleanly: the connection carries the next request.
-    c.send(words_request(ax, "again").wire(ax.port()));
-    const stream_reply r2 = c.read();
-    CHECK(r2.body == "again\n");
-    CHECK(r2.trailer_signature);
-  }
-  SECTION("sign_responses off: no trailer, none announced") {
-    auto opts = bt::axon_options::loopback();
-    opts.sign_responses = false;
-    bt::axon ax(bob(), opts);
-    ax.attach<word_stream>(word_streamer());
-    ax.start();
-    stream_client c(ax.port());
-    c.send(words_request(ax, sample, o).wire(ax.port()));
-    const stream_reply r = c.read();
-    REQUIRE(r.complete);
-    CHECK(r.body == expected_body(sample));
+  const bool sign = GENERATE(true, false);
+  INFO((sign ? "sign_responses (the default)" : "sign_responses off: no trailer, none announced"));
+  auto opts = bt::axon_options::loopback();
+  opts.sign_responses = sign;
+  bt::axon ax(bob(), opts);
+  ax.attach<word_stream>(word_streamer());
+  ax.start();
+  stream_client c(ax.port());
+  c.send(words_request(ax, sample, o).wire(ax.port()));
+  const stream_reply r = c.read();
+  REQUIRE(r.complete);
+  CHECK(r.body == expected_body(sample));
+  if (!sign) {
     CHECK_FALSE(r.header("trailer"));
     CHECK_FALSE(r.trailer_signature);
+    return;
   }
+  CHECK(r.header("trailer") == std::optional<std::string>("bt-response-signature"));
+  CHECK_FALSE(r.header(bt::response_signature::header));  // not in the head
+  REQUIRE(r.trailer_signature);
+  const std::string axon_hotkey = bob().ss58_address();
+  const std::string caller = alice().ss58_address();
+  const auto verify = [&](int status, std::string_view body) {
+    return bt::response_signature::verify(*r.trailer_signature, axon_hotkey, caller, request_id,
+                                          status, body);
+  };
+  CHECK(verify(200, r.body) == "");
+  // Over the concatenation of the chunks: a body missing its last word, one altered byte, or
+  // another status does not verify.
+  std::string altered = r.body;
+  altered[0] ^= 1;
+  CHECK(verify(200, altered) != "");
+  CHECK(verify(200, r.body.substr(0, r.body.size() - 4)) != "");
+  CHECK(verify(500, r.body) != "");
+  // The trailer ended the message cleanly: the connection carries the next request.
+  c.send(words_request(ax, "again").wire(ax.port()));
+  const stream_reply r2 = c.read();
+  CHECK(r2.body == "again\n");
+  CHECK(r2.trailer_signature);
 }
 
 TEST_CASE("worker-pool streaming handlers send with send_blocking", "[axon][stream]") {

@@ -126,7 +126,10 @@ struct kx_keys {
   }
 };
 
-std::string hmac_hex(const key_bytes& key, std::string_view prefix, std::string_view message) {
+/// HMAC-SHA-256 under `key` of prefix || message (the state is wiped afterwards).
+std::array<std::uint8_t, crypto_auth_hmacsha256_BYTES> hmac(const key_bytes& key,
+                                                            std::string_view prefix,
+                                                            std::string_view message) {
   crypto_auth_hmacsha256_state st;
   crypto_auth_hmacsha256_init(&st, key.data(), key.size());
   crypto_auth_hmacsha256_update(&st, bytes_of(prefix).data(), prefix.size());
@@ -134,19 +137,17 @@ std::string hmac_hex(const key_bytes& key, std::string_view prefix, std::string_
   std::array<std::uint8_t, crypto_auth_hmacsha256_BYTES> mac{};
   crypto_auth_hmacsha256_final(&st, mac.data());
   sodium_memzero(&st, sizeof st);
-  return to_hex(mac);
+  return mac;
 }
 
-/// Constant-time check of `mac_hex` (already known to be 64 hex digits' worth of bytes).
+std::string hmac_hex(const key_bytes& key, std::string_view prefix, std::string_view message) {
+  return to_hex(hmac(key, prefix, message));
+}
+
+/// Constant-time check of `mac` against the HMAC of prefix || message.
 bool hmac_ok(const key_bytes& key, std::string_view prefix, std::string_view message,
              const std::array<std::uint8_t, key_size>& mac) {
-  crypto_auth_hmacsha256_state st;
-  crypto_auth_hmacsha256_init(&st, key.data(), key.size());
-  crypto_auth_hmacsha256_update(&st, bytes_of(prefix).data(), prefix.size());
-  crypto_auth_hmacsha256_update(&st, bytes_of(message).data(), message.size());
-  std::array<std::uint8_t, crypto_auth_hmacsha256_BYTES> expected{};
-  crypto_auth_hmacsha256_final(&st, expected.data());
-  sodium_memzero(&st, sizeof st);
+  const auto expected = hmac(key, prefix, message);
   return sodium_memcmp(expected.data(), mac.data(), mac.size()) == 0;
 }
 }  // namespace
