@@ -128,3 +128,40 @@ TEST_CASE("ss58 decode rejects overlong input without decoding it", "[ss58]") {
       bt::ss58::decode("5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQ\xff", ec).has_value());
   CHECK(ec == bt::key_errc::ss58_bad_character);
 }
+
+TEST_CASE("ss58 decode's per-thread memo of the last address never changes an answer", "[ss58]") {
+  bt::init_crypto();
+  std::array<std::uint8_t, 32> ka{}, kb{};
+  ka[0] = 1;
+  kb[0] = 2;
+  const std::string a = bt::ss58::encode(ka, 42), b = bt::ss58::encode(kb, 0);
+  std::error_code ec;
+  for (int round = 0; round < 3; ++round) {
+    INFO(round);
+    // The same address twice (the second answered from the memo), then its near misses: one
+    // character changed, one missing, one more. Each is judged on its own text.
+    for (int twice = 0; twice < 2; ++twice) {
+      ec = bt::key_errc::ss58_bad_checksum;
+      const auto d = bt::ss58::decode(a, ec);
+      REQUIRE(d.has_value());
+      CHECK(!ec);
+      CHECK(d->public_key == ka);
+      CHECK(d->format == 42);
+    }
+    std::string changed = a;
+    changed.back() = changed.back() == 'z' ? 'y' : 'z';
+    CHECK_FALSE(bt::ss58::decode(changed, ec).has_value());
+    CHECK(ec);
+    CHECK_FALSE(bt::ss58::decode(std::string_view(a).substr(0, a.size() - 1), ec).has_value());
+    CHECK(ec);
+    CHECK_FALSE(bt::ss58::decode(a + "1", ec).has_value());
+    CHECK(ec);
+    CHECK_FALSE(bt::ss58::decode("", ec).has_value());
+    CHECK(ec == bt::key_errc::ss58_bad_length);
+    // Two addresses alternating (the memo holds one).
+    const auto db = bt::ss58::decode(b, ec);
+    REQUIRE(db.has_value());
+    CHECK(db->public_key == kb);
+    CHECK(db->format == 0);
+  }
+}

@@ -88,6 +88,23 @@ bool is_reserved(int format) noexcept {
   return format == 46 || format == 47;
 }
 
+/// The last address this thread decoded successfully, and its decoding. A decode is a quadratic
+/// base58 division and a BLAKE2b checksum (~17 k instructions), and its callers decode the same
+/// few addresses over and over: the dendrite checks the axon's hotkey on every call, the axon
+/// the caller's on every request. The result depends on the text alone, so the cache needs no
+/// invalidation; one entry per thread needs no lock.
+struct last_decoded {
+  std::array<char, max_address_chars> text{};
+  std::size_t size = 0;  ///< 0: empty (no valid address is empty)
+  decoded value{};
+
+  bool holds(std::string_view address) const noexcept {
+    return size != 0 && address.size() == size &&
+           std::equal(address.begin(), address.end(), text.begin());
+  }
+};
+thread_local last_decoded last;
+
 }  // namespace
 
 std::optional<std::string> encode(std::span<const std::uint8_t, 32> public_key, int format,
@@ -125,6 +142,10 @@ std::string encode(std::span<const std::uint8_t, 32> public_key, int format) {
 }
 
 std::optional<decoded> decode(std::string_view address, std::error_code& ec) noexcept {
+  if (last.holds(address)) {
+    ec.clear();
+    return last.value;
+  }
   const auto fail = [&](key_errc e) {
     ec = e;
     return std::nullopt;
@@ -158,6 +179,9 @@ std::optional<decoded> decode(std::string_view address, std::error_code& ec) noe
   decoded out;
   std::copy_n(data.begin() + static_cast<std::ptrdiff_t>(prefix_len), 32, out.public_key.begin());
   out.format = static_cast<std::uint16_t>(format);
+  std::copy(address.begin(), address.end(), last.text.begin());
+  last.size = address.size();
+  last.value = out;
   ec.clear();
   return out;
 }

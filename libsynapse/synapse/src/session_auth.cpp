@@ -5,10 +5,13 @@
 #include <bt/response_signature.hpp>
 #include <bt/ss58.hpp>
 
+#include "keyed_hmac.hpp"
+
 #include <sodium.h>
 
 #include <array>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
 
 namespace bt::session_auth {
@@ -126,36 +129,22 @@ struct kx_keys {
   }
 };
 
-/// HMAC-SHA-256 under `key` of prefix || message (the state is wiped afterwards).
-std::array<std::uint8_t, crypto_auth_hmacsha256_BYTES> hmac(const key_bytes& key,
-                                                            std::string_view prefix,
-                                                            std::string_view message) {
-  crypto_auth_hmacsha256_state st;
-  crypto_auth_hmacsha256_init(&st, key.data(), key.size());
-  crypto_auth_hmacsha256_update(&st, bytes_of(prefix).data(), prefix.size());
-  crypto_auth_hmacsha256_update(&st, bytes_of(message).data(), message.size());
-  std::array<std::uint8_t, crypto_auth_hmacsha256_BYTES> mac{};
-  crypto_auth_hmacsha256_final(&st, mac.data());
-  sodium_memzero(&st, sizeof st);
-  return mac;
+/// What a request's MAC covers before its canonical message: "bt-session-request-v1.{id}.".
+std::string request_prefix(std::string_view id_hex) {
+  std::string p("bt-session-request-v1.");
+  p.append(id_hex);
+  p.push_back('.');
+  return p;
 }
 
-std::string hmac_hex(const key_bytes& key, std::string_view prefix, std::string_view message) {
-  return to_hex(hmac(key, prefix, message));
-}
-
-/// Constant-time check of `mac` against the HMAC of prefix || message.
-bool hmac_ok(const key_bytes& key, std::string_view prefix, std::string_view message,
-             const std::array<std::uint8_t, key_size>& mac) {
-  const auto expected = hmac(key, prefix, message);
-  return sodium_memcmp(expected.data(), mac.data(), mac.size()) == 0;
-}
 }  // namespace
 
 // ----- session_keys -----
 
 struct session_keys::state {
   key_bytes c2s{}, s2c{};
+  /// HMAC under c2s with the request prefix absorbed, and HMAC under s2c (set by make()).
+  std::optional<detail::keyed_hmac> request_mac, response_mac;
   std::string id_hex;
   bounds limits{};
   ~state() {
@@ -174,6 +163,8 @@ struct keys_access {
     bind_key(st->s2c.data(), "s2c", s2c_kx, offer, accept);
     st->id_hex = id_hex;
     st->limits = b;
+    st->request_mac.emplace(st->c2s, request_prefix(st->id_hex));
+    st->response_mac.emplace(st->s2c, std::string_view());
     return session_keys(std::move(st));
   }
   static const session_keys::state* get(const session_keys& k) { return k.state_.get(); }
@@ -320,22 +311,10 @@ std::optional<accepted> accept(std::string_view offer_value, const request_ident
 
 // ----- MACs -----
 
-namespace {
-constexpr std::string_view request_prefix_head = "bt-session-request-v1.";
-
-std::string request_prefix(std::string_view id_hex) {
-  std::string p(request_prefix_head);
-  p.append(id_hex);
-  p.push_back('.');
-  return p;
-}
-}  // namespace
-
 std::string request_mac(const session_keys& keys, std::string_view canonical) {
   const auto* st = keys_access::get(keys);
   if (!st) throw std::logic_error("session_auth::request_mac: no session keys");
-  return std::string(scheme) + st->id_hex + "." +
-         hmac_hex(st->c2s, request_prefix(st->id_hex), canonical);
+  return std::string(scheme) + st->id_hex + "." + to_hex((*st->request_mac)(canonical));
 }
 
 std::string check_request_mac(const session_keys& keys, std::string_view header_value,
@@ -350,7 +329,7 @@ std::string check_request_mac(const session_keys& keys, std::string_view header_
   key_bytes mac{};
   if (!id_hex || !decode_lower_hex(*id_hex, id) || !decode_lower_hex(rest, mac)) return shape;
   if (*id_hex != st->id_hex) return "unknown session id";
-  if (!hmac_ok(st->c2s, request_prefix(st->id_hex), canonical, mac)) return "MAC invalid";
+  if (!st->request_mac->ok(canonical, mac)) return "MAC invalid";
   return {};
 }
 
@@ -361,7 +340,7 @@ std::string response_mac(const session_keys& keys, std::string_view axon_nonce,
   if (!st) throw std::logic_error("session_auth::response_mac: no session keys");
   const std::string m = response_signature::signed_message(axon_nonce, axon_hotkey, caller_hotkey,
                                                            request_id, status, body);
-  return std::string(scheme) + std::string(axon_nonce) + "." + hmac_hex(st->s2c, {}, m);
+  return std::string(scheme) + std::string(axon_nonce) + "." + to_hex((*st->response_mac)(m));
 }
 
 std::string check_response_mac(const session_keys& keys, std::string_view header_value,
@@ -377,7 +356,7 @@ std::string check_response_mac(const session_keys& keys, std::string_view header
   if (!nonce || !parse_decimal(*nonce) || !decode_lower_hex(rest, mac)) return shape;
   const std::string m = response_signature::signed_message(*nonce, axon_hotkey, caller_hotkey,
                                                            request_id, status, body);
-  if (!hmac_ok(st->s2c, {}, m, mac))
+  if (!st->response_mac->ok(m, mac))
     return "MAC mismatch with the session of axon " + std::string(axon_hotkey);
   return {};
 }
