@@ -333,6 +333,8 @@ int main(int argc, char** argv) {
   std::uint64_t body_min_rate = defaults.body_min_rate;
   // Sessions between our own ends (docs/protocol.md section 13): on unless --axon.sessions off.
   std::string sessions = "on";
+  // Response signatures (PROTOCOL 5.15): on unless --axon.sign_responses off.
+  std::string sign_responses = defaults.sign_responses ? "on" : "off";
   std::uint64_t session_max_requests = defaults.session_max_requests;
   std::uint64_t session_max_seconds = defaults.session_max_seconds;
   // Behind a load balancer (docs/axon.md "Behind a load balancer").
@@ -479,6 +481,11 @@ int main(int argc, char** argv) {
   app.add_option("--axon.sessions", sessions,
                  "on: answer a dendrite's bt-session-offer and then take MAC'd requests on that "
                  "connection (PROTOCOL 13); off: ignore offers, as a Python axon does")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--axon.sign_responses", sign_responses,
+                 "on: sign every answer (bt-response-signature, PROTOCOL 5.15); off: answer "
+                 "unsigned, as a Python axon does")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--axon.session_max_requests", session_max_requests,
@@ -717,6 +724,7 @@ int main(int argc, char** argv) {
     o.body_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(body_timeout_s * 1000));
     o.body_min_rate = body_min_rate;
     o.accept_sessions = sessions == "on";
+    o.sign_responses = sign_responses == "on";
     o.session_max_requests = session_max_requests;
     o.session_max_seconds = session_max_seconds;
     o.insecure_skip_verification = insecure;

@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
-"""The seed's ping loop from Python: sequential calls of the base Synapse (timeout 5) against one
-bt-axon process, in one run, six ways:
+"""The seed's ping loop from Python: sequential calls of the base Synapse (timeout 5) against a
+bt-axon process, in one run, against two axon configurations one after the other:
+
+  default          bt-axon as it ships: every answer signed (bt-response-signature, PROTOCOL
+                   5.15), which bt-ping and the module verify (verify_responses "if_present")
+  python-compatible
+                   bt-axon --axon.sign_responses off: unsigned answers, as a Python (bittensor)
+                   axon sends; then no client checks a response signature and every client does
+                   the same protocol work (the aiohttp clients never verify anything)
+
+and, against each, these loops:
 
   bt-ping          the C++ loop (bt-ping --target ...), its mean process_time
-  module query()   dendrite.query() of bittensor_cpp in a Python for loop (blocking, GIL released)
+  module query()   dendrite.query() of bittensor_cpp in a Python for loop (blocking, GIL released;
+                   the call runs on the calling thread's own lane)
   module query(), process_time
                    the same calls' dendrite.process_time (the C++ dendrite's own measure, as
-                   bt-ping's): the difference to the row above is the binding and the wake-up of
-                   the calling thread
+                   bt-ping's): the difference to the row above is the binding's own work
+  module query([axon])
+                   query() of a one-axon list: the shared dendrite's fan-out, run by its I/O
+                   thread while the caller waits (the hand-off the lanes avoid, plus the fan-out)
   module forward() `await dendrite.forward()` of bittensor_cpp in an asyncio loop
   module query(), session
                    query() of a Dendrite(session=True): after the first call, each request is
@@ -23,7 +35,7 @@ Per call, each Python loop records the wall time of the call as the Python code 
 (time.perf_counter around it); bt-ping's figure is its dendrite's process_time. Every row runs:
 a loop with a failed call, or a figure that is missing, ends the script with status 1 and the
 reason (no row is printed with empty figures). Prints one table row per loop (mean, p50, p99 in
-µs), the ratios the docs quote, and the versions and load average.
+µs) per configuration, the ratios the docs quote, and the versions and load average.
 
     PYTHONPATH=build-rel/python /usr/bin/python3 python/perf/ping_compare.py \\
         --bt-axon build-rel/axon/bt-axon --bt-ping build-rel/perf/bt-ping --count 10000
@@ -70,6 +82,7 @@ class LeanDendrite:
         self.keypair = keypair
         self.uuid = str(uuid.uuid1())
         self.session = aiohttp.ClientSession()
+        self.signed_answers = 0  # answers that carried a bt-response-signature
 
     async def call(self, axon, timeout=TIMEOUT):
         nonce = time.time_ns()
@@ -92,6 +105,7 @@ class LeanDendrite:
                                          json=body,
                                          timeout=aiohttp.ClientTimeout(total=timeout)) as r:
                 await r.json()
+                self.signed_answers += "bt-response-signature" in r.headers
                 return int(r.headers.get("bt_header_axon_status_code", r.status))
         except asyncio.TimeoutError:
             return 408
@@ -168,17 +182,28 @@ async def shaped_loop(keypair, axon, count, rebuild_schema=False):
         await d.close()
 
 
-async def lean_loop(keypair, axon, count):
+async def lean_loop(keypair, axon, count, signed):
+    """The lean client's loop; Failed unless every answer was signed (`signed`) or none was:
+    the check that the axon runs in the configuration the row is reported under."""
     d = LeanDendrite(keypair)
     try:
-        return await timed_async(lambda: d.call(axon), count)
+        result = await timed_async(lambda: d.call(axon), count)
     finally:
         await d.close()
+    expected = WARMUP + count if signed else 0
+    if d.signed_answers != expected:
+        raise Failed(f"lean aiohttp client: {d.signed_answers} of {WARMUP + count} answers were "
+                     f"signed, expected {expected}")
+    return result
 
 
-def start_axon(exe):
-    proc = subprocess.Popen([exe, "--uri", "//Bob", "--axon.ip", "127.0.0.1", "--axon.port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+# The axon configurations, in the order they run: (name, extra bt-axon arguments).
+CONFIGS = [("default", []), ("python-compatible", ["--axon.sign_responses", "off"])]
+
+
+def start_axon(exe, extra):
+    proc = subprocess.Popen([exe, "--uri", "//Bob", "--axon.ip", "127.0.0.1", "--axon.port", "0",
+                             *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     ready, _, _ = select.select([proc.stdout], [], [], 30)
     if not ready:
         proc.kill()
@@ -196,10 +221,10 @@ def check(row):
     return row
 
 
-def measure(args):
+def measure(args, config, extra):
     alice = bt.Keypair.from_uri("//Alice")
     Ping = bt.SynapseType("Synapse", {})
-    proc, axon = start_axon(args.bt_axon)
+    proc, axon = start_axon(args.bt_axon, extra)
     rows = []
 
     def add(row):
@@ -207,6 +232,7 @@ def measure(args):
         print(f"| {row['name']} | {row['mean_us']:.1f} µs | {row['p50_us']:.1f} µs | "
               f"{row['p99_us']:.1f} µs |", flush=True)
 
+    print(f"\naxon: {config}" + (f" (bt-axon {' '.join(extra)})" if extra else ""), flush=True)
     print("| loop | mean | p50 | p99 |\n|---|---|---|---|", flush=True)
     try:
         add(bt_ping_row(args.bt_ping, axon, args.count))
@@ -222,6 +248,11 @@ def measure(args):
             add(summary("module query()", times, statuses))
             add(summary("module query(), process_time", own[WARMUP:], statuses))
 
+            def query_list():
+                return d.query([axon], Ping(), timeout=TIMEOUT)[0].dendrite.status_code
+
+            add(summary("module query([axon])", *timed_sync(query_list, args.count)))
+
             async def forward():
                 r = await d.forward(axon, Ping(), timeout=TIMEOUT)
                 return r.dendrite.status_code
@@ -236,7 +267,8 @@ def measure(args):
         add(summary("shaped aiohttp dendrite", *asyncio.run(shaped_loop(alice, axon, args.count))))
         add(summary("shaped, schema rebuilt", *asyncio.run(
             shaped_loop(alice, axon, args.count, rebuild_schema=True))))
-        add(summary("lean aiohttp client", *asyncio.run(lean_loop(alice, axon, args.count))))
+        add(summary("lean aiohttp client", *asyncio.run(
+            lean_loop(alice, axon, args.count, signed=not extra))))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -245,6 +277,27 @@ def measure(args):
             proc.kill()
             proc.wait()
     return rows
+
+
+def config_ratios(rows):
+    """The ratios the docs quote, from one configuration's rows (by their means)."""
+    by = {r["name"]: r for r in rows}
+    mean = lambda n: by[n]["mean_us"]
+    return {
+        "module query() / bt-ping": mean("module query()") / mean("bt-ping"),
+        "module query(), process_time / bt-ping":
+            mean("module query(), process_time") / mean("bt-ping"),
+        "module query([axon]) / module query()":
+            mean("module query([axon])") / mean("module query()"),
+        "module await forward() / bt-ping": mean("module await forward()") / mean("bt-ping"),
+        "module query(), session / bt-ping": mean("module query(), session") / mean("bt-ping"),
+        "shaped aiohttp / module query()": mean("shaped aiohttp dendrite") / mean("module query()"),
+        "shaped aiohttp / module await forward()":
+            mean("shaped aiohttp dendrite") / mean("module await forward()"),
+        "shaped, schema rebuilt / module query()":
+            mean("shaped, schema rebuilt") / mean("module query()"),
+        "lean aiohttp / module query()": mean("lean aiohttp client") / mean("module query()"),
+    }
 
 
 def main():
@@ -258,34 +311,25 @@ def main():
         p.error("--count must be at least 1")
 
     load_before = os.getloadavg()
+    rows, ratios = {}, {}
     try:
-        rows = measure(args)
+        for config, extra in CONFIGS:
+            rows[config] = measure(args, config, extra)
     except Failed as e:
         sys.exit(f"ping_compare: {e}")
     load_after = os.getloadavg()
-    by = {r["name"]: r for r in rows}
-    mean = lambda n: by[n]["mean_us"]
-    ratios = {
-        "module query() / bt-ping": mean("module query()") / mean("bt-ping"),
-        "module query(), process_time / bt-ping":
-            mean("module query(), process_time") / mean("bt-ping"),
-        "module await forward() / bt-ping": mean("module await forward()") / mean("bt-ping"),
-        "module query(), session / bt-ping": mean("module query(), session") / mean("bt-ping"),
-        "shaped aiohttp / module query()": mean("shaped aiohttp dendrite") / mean("module query()"),
-        "shaped aiohttp / module await forward()":
-            mean("shaped aiohttp dendrite") / mean("module await forward()"),
-        "shaped, schema rebuilt / module query()":
-            mean("shaped, schema rebuilt") / mean("module query()"),
-        "lean aiohttp / module query()": mean("lean aiohttp client") / mean("module query()"),
-    }
-    for k, v in ratios.items():
-        print(f"{k}: {v:.2f}")
+    for config, _ in CONFIGS:
+        ratios[config] = config_ratios(rows[config])
+        print(f"\nratios, axon {config}:")
+        for k, v in ratios[config].items():
+            print(f"{k}: {v:.2f}")
     conditions = {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "count": args.count, "python": platform.python_version(), "aiohttp": aiohttp.__version__,
         "pydantic": pydantic.VERSION, "cpus": os.cpu_count(),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
+        "module": bt.__file__,
     }
     print("conditions:", json.dumps(conditions))
     if args.json:

@@ -1,12 +1,16 @@
 // bittensor_cpp.Dendrite and AxonInfo over bt::dendrite.
 //
-// query() blocks with the GIL released while the C++ fan-out runs. forward() returns an asyncio
-// future of the caller's running loop: the C++ completion (on a dendrite I/O thread) takes the
-// GIL only to build the results and hand them to loop.call_soon_threadsafe; no thread is started
-// per call. Cancelling the awaited future emits the operation's cancellation signal on the
-// call's own strand, which ends the calls still running (503 "Request cancelled"). The completion
-// handler is bound to that strand, and the dendrite clears the signal's slot on the handler's
-// executor, so emission and completion never run at once, with any number of dendrite threads.
+// query() blocks with the GIL released while the C++ calls run: a single axon's call (and a
+// blocking Epistula call) on the calling thread's own lane (caller_lanes.hpp: no hand-off to and
+// from the dendrite's I/O thread), a list of axons on the shared dendrite's fan-out. forward()
+// returns an asyncio future of the caller's running loop: the C++ completion (on a dendrite I/O
+// thread) takes the GIL only to build the results and hand them to loop.call_soon_threadsafe; no
+// thread is started per call. Cancelling the awaited future emits the operation's cancellation
+// signal on the call's own strand, which ends the calls still running (503 "Request cancelled").
+// The completion handler is bound to that strand, and the dendrite clears the signal's slot on the
+// handler's executor, so emission and completion never run at once, with any number of dendrite
+// threads.
+#include "caller_lanes.hpp"
 #include "common.hpp"
 
 #include <bt/dendrite.hpp>
@@ -182,6 +186,7 @@ class py_dendrite {
  public:
   py_dendrite(const bt::keypair& kp, bt::dendrite_options opt) {
     if (!kp.has_secret()) throw bt_py_error("Dendrite: the keypair has no secret key");
+    lanes_ = std::make_shared<caller_lanes>(kp, opt);
     d_ = std::make_unique<bt::dendrite>(kp, std::move(opt));
   }
   ~py_dendrite() { close(); }
@@ -191,6 +196,7 @@ class py_dendrite {
   void close() {
     if (!d_) return;
     py::gil_scoped_release r;
+    lanes_->close();
     d_.reset();
   }
 
@@ -205,12 +211,17 @@ class py_dendrite {
     bt::dynamic_synapse copy = syn.s;
     auto& d = get();
     if (single) {
-      // One axon: the call itself, without the fan-out's result vector and concurrency
-      // limiter (the same answer; this is the per-call path of a sequential loop).
+      // One axon: the call itself on this thread's lane, without the fan-out's result vector
+      // and concurrency limiter (the per-call path of a sequential loop).
+      const bt::axon_info& target = targets.front();
       bt::dynamic_synapse r;
       {
         py::gil_scoped_release unlocked;
-        r = d.call(targets.front(), std::move(copy), timeout);
+        run_on_lane(
+            [&](bt::dendrite& ld, auto handler) {
+              ld.async_call(target, std::move(copy), timeout, std::move(handler));
+            },
+            r);
       }
       return py::cast(wrap_synapse(syn.type, std::move(r)));
     }
@@ -244,11 +255,16 @@ class py_dendrite {
     bt::axon_info target = axon_from_py(axon);
     check_timeout(timeout);
     std::string body = body_from_py(json_body);
-    auto& d = get();
+    (void)get();  // "Dendrite is closed"
     bt::epistula_response r;
     {
       py::gil_scoped_release unlocked;
-      r = d.epistula_call(target, std::move(method), std::move(path), std::move(body), timeout);
+      run_on_lane(
+          [&](bt::dendrite& ld, auto handler) {
+            ld.async_epistula_call(std::move(target), std::move(method), std::move(path),
+                                   std::move(body), timeout, std::move(handler));
+          },
+          r);
     }
     return py::cast(std::move(r));
   }
@@ -328,7 +344,30 @@ class py_dendrite {
     return self.attr("_stream_iter")(queue, cancel, st->end.obj);
   }
 
+  /// The shared dendrite's counters plus every lane's.
+  bt::dendrite_stats stats() {
+    bt::dendrite_stats s = lanes_->stats();
+    add_stats(s, get().stats(), true);
+    return s;
+  }
+
  private:
+  /// Runs one call, `start(lane_dendrite, handler)`, on this thread's lane until `handler` has
+  /// stored its result in `out`. Without the GIL.
+  template <class Result, class Start>
+  void run_on_lane(Start&& start, Result& out) {
+    bool finished = false;
+    lanes_->run(
+        [&](bt::dendrite& ld) {
+          start(ld, [&out, &finished](Result r) {
+            out = std::move(r);
+            finished = true;
+          });
+        },
+        [&] { return finished; });
+  }
+
+  std::shared_ptr<caller_lanes> lanes_;  // blocking single calls (closed before d_)
   std::unique_ptr<bt::dendrite> d_;
 };
 
@@ -448,7 +487,7 @@ void init_dendrite(py::module_& m) {
       .def("query", &py_dendrite::query, py::arg("axons"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
            "Blocking: one synapse per axon, in order (one synapse for a single axon). The GIL "
-           "is released while the calls run.")
+           "is released while the calls run; a single axon's call runs on the calling thread.")
       .def("forward", &py_dendrite::forward, py::arg("axons"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
            "Awaitable (asyncio future of the running loop) with query()'s result. Cancelling it "
@@ -473,7 +512,7 @@ void init_dendrite(py::module_& m) {
                              [](py_dendrite& d) { return d.get().hotkey().ss58_address(); })
       .def("stats",
            [](py_dendrite& d) {
-             const auto s = d.get().stats();
+             const auto s = d.stats();
              py::dict r;
              r["calls"] = s.calls;
              r["connections_opened"] = s.connections_opened;
