@@ -83,3 +83,19 @@ def test_ping_compare_refuses_failed_calls():
                             "p99_us": None})
     row = ping_compare.check(ping_compare.summary("x", [0.001, 0.003], [200, 200]))
     assert row["mean_us"] == pytest.approx(2000.0)
+
+
+def test_query_loop_runs_and_reports():
+    """python/perf/query_loop.py (the A/B loop) against its own bt-axon, unsigned answers."""
+    import json
+    import os
+    import subprocess
+    script = pathlib.Path(__file__).resolve().parent.parent / "perf" / "query_loop.py"
+    out = subprocess.run([sys.executable, str(script), "--bt-axon", os.environ["BT_AXON_EXE"],
+                          "--count", "20", "--", "--axon.sign_responses", "off"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)
+    assert j["count"] == 20 and j["axon_args"] == ["--axon.sign_responses", "off"]
+    for k in ("wall", "process_time"):
+        assert 0 < j[k]["p50_us"] <= j[k]["p99_us"]
