@@ -1,13 +1,24 @@
 // bt-redis-rtt: the raw round trip of one Redis command, one client, one command in flight (the
-// baseline of perf/redis_store.sh): hiredis's synchronous API, each call timed with
-// steady_clock, microsecond percentiles (redis-benchmark's are in 8 us buckets at this scale).
+// baseline of perf/redis_store.sh and perf/redis_store_cpu.sh): hiredis's synchronous API, each
+// call timed with steady_clock, microsecond percentiles (redis-benchmark's are in 8 us buckets
+// at this scale).
 //
-//   bt-redis-rtt PORT COUNT ARG...      e.g.  bt-redis-rtt 6379 3000 PING
+//   bt-redis-rtt [--between IP:PORT:HOTKEY] PORT COUNT ARG...   e.g.  bt-redis-rtt 6379 3000 PING
 //
 // An argument "@seq" is replaced, call i, by the wall clock at the start plus i nanoseconds as
 // the replay store writes an int64 (20 digits, sign bit flipped): a newer nonce each call.
 //
-// Prints "p50 <us> p90 <us> p99 <us> mean <us>"; exits 1 when Redis fails or answers an error.
+// --between: before each timed command, one signed ping (bt::synapse, as bt-ping's, from //Alice
+// through a bt::dendrite) to the axon at IP:PORT:HOTKEY, untimed. The command then meets Redis
+// as a ping through a Redis-backed axon does: after a dendrite and an axon signed, verified and
+// answered on the same machine, with Redis's code and data no longer in the CPU's caches.
+// Without it the commands run back to back and find them hot.
+//
+// Prints "p50 <us> p90 <us> p99 <us> mean <us>"; exits 1 when Redis fails or answers an error,
+// or a ping is not answered 200.
+#include <bt/dendrite.hpp>
+#include <bt/keypair.hpp>
+
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -15,12 +26,29 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 int main(int argc, char** argv) {
+  std::optional<bt::axon_info> between;
+  if (argc > 2 && std::string_view(argv[1]) == "--between") {
+    const std::string t = argv[2];
+    const auto c1 = t.find(':'), c2 = t.find(':', c1 == std::string::npos ? c1 : c1 + 1);
+    if (c2 == std::string::npos) {
+      std::fprintf(stderr, "bt-redis-rtt: --between takes IP:PORT:HOTKEY\n");
+      return 2;
+    }
+    between.emplace();
+    between->ip = t.substr(0, c1);
+    between->port = static_cast<std::uint16_t>(std::atoi(t.substr(c1 + 1, c2 - c1 - 1).c_str()));
+    between->hotkey = t.substr(c2 + 1);
+    argc -= 2;
+    argv += 2;
+  }
   if (argc < 4) {
-    std::fprintf(stderr, "usage: bt-redis-rtt PORT COUNT ARG...\n");
+    std::fprintf(stderr, "usage: bt-redis-rtt [--between IP:PORT:HOTKEY] PORT COUNT ARG...\n");
     return 2;
   }
   const int port = std::atoi(argv[1]);
@@ -46,6 +74,8 @@ int main(int argc, char** argv) {
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
+  std::optional<bt::dendrite> d;
+  if (between) d.emplace(bt::keypair::from_uri("//Alice"));
   char seq[21];
   std::vector<double> us;
   us.reserve(static_cast<std::size_t>(count));
@@ -57,6 +87,14 @@ int main(int argc, char** argv) {
       for (const std::size_t k : seq_at) {
         args[k] = seq;
         lens[k] = 20;
+      }
+    }
+    if (d) {
+      const bt::synapse answer = d->call(*between, bt::synapse{});
+      if (!answer.is_success()) {
+        std::fprintf(stderr, "bt-redis-rtt: the ping between commands got %lld\n",
+                     static_cast<long long>(answer.dendrite.status_code.value_or(-1)));
+        return 1;
       }
     }
     const auto t0 = std::chrono::steady_clock::now();

@@ -4,9 +4,11 @@
 # bt-ping, ALL PINNED TO ONE CPU, so that a ping's latency is the sum of the CPU time its chain of
 # processes spends (no cross-CPU wake-ups). For each axon it reports bt-ping's p50 and, per ping,
 # the CPU time (perf stat task-clock) and context switches of bt-axon, redis-server and bt-ping,
-# and bt-axon's and redis-server's user/system split (/proc/PID/stat); then the same for the raw
-# round trip of PING and of the store's own script (EVALSHA, accept path, as perf/redis_store.sh)
-# from one bt-redis-rtt client on the same CPU.
+# and bt-axon's and redis-server's user/system split (/proc/PID/stat); then the raw round trip
+# of PING and of the store's own script (EVALSHA, accept path, as perf/redis_store.sh) from one
+# bt-redis-rtt client on the same CPU, twice for EVALSHA: back to back (Redis's caches hot), and
+# interleaved, one untimed ping through the memory-store axon before each timed EVALSHA
+# (bt-redis-rtt --between: Redis meets each EVALSHA as in the Redis axon's ping chain, cold).
 #
 #   perf/redis_store_cpu.sh [BUILD_DIR] [COUNT] [ROUNDS] [CPU]   (defaults: build-rel 3000 2 0)
 #
@@ -103,26 +105,46 @@ print(f"round {a}: p50 {j['p50_us']:.0f} us | CPU us/ping: bt-axon {us(v[0]):.0f
       f"| switches/ping: bt-axon {v[1] / n:.2f}, redis-server {v[3] / n:.2f}, bt-ping {v[5] / n:.2f}")
 PY
   done
+  # The script's arguments as the store sends them (perf/redis_store.sh).
   read -r now exp px < <(python3 -c '
 import time
 f = lambda v: str(v + 2**63).zfill(20)
 n = time.time_ns()
 print(f(n), f(n + 60 * 10**9), (n + 60 * 10**9) // 10**6 + 5001)')
-  for what in PING EVALSHA; do
-    args=(PING)
-    [[ $what == EVALSHA ]] && args=(EVALSHA "$lua_sha" 2 "bt:cpu:w:{a$r}" "bt:cpu:w:{a$r}:n" w @seq "$now" "$exp" "$px" 256)
+  for what in PING EVALSHA EVALSHA_BETWEEN; do
+    opt=() args=(PING)
+    if [[ $what == EVALSHA* ]]; then
+      args=(EVALSHA "$lua_sha" 2 "bt:cpu:w:{$what$r}" "bt:cpu:w:{$what$r}:n" w @seq "$now" "$exp" "$px" 256)
+    fi
+    if [[ $what == EVALSHA_BETWEEN ]]; then
+      opt=(--between "$mem_target")
+      pin "$ping" --target "$mem_target" --count 300 >/dev/null 2>&1 || true  # warm-up
+    fi
     perf stat -e task-clock,context-switches -p "$redis_pid" -o "$work/redis.stat" -- \
       perf stat -e task-clock,context-switches -o "$work/client.stat" -- \
-      taskset -c "$cpu" "$rtt" "$redis_port" "$count" "${args[@]}" >"$work/rtt.txt"
+      taskset -c "$cpu" "$rtt" "${opt[@]}" "$redis_port" "$count" "${args[@]}" >"$work/rtt_$what.txt"
     python3 - "$what" "$count" "$(stat "$work/redis.stat" task-clock)" \
-      "$(stat "$work/client.stat" task-clock)" "$(tr '\n' ' ' <"$work/rtt.txt")" <<'PY'
+      "$(stat "$work/client.stat" task-clock)" "$(tr '\n' ' ' <"$work/rtt_$what.txt")" <<'PY'
 import sys
 what, n, redis_ms, client_ms, rtt = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 w = rtt.split()
 p50 = w[w.index("p50") + 1] if "p50" in w else "?"
-label = "accept path" if what == "EVALSHA" else ""
-print(f"round raw {what} {label}: p50 {p50} us | CPU us/op: redis-server {redis_ms * 1000 / n:.0f}, "
-      f"client {client_ms * 1000 / n:.0f}")
+label = {"EVALSHA": "accept path, back to back (hot)",
+         "EVALSHA_BETWEEN": "accept path, after a ping through the memory axon (cold)"}.get(what, "")
+# With --between the client's CPU includes the untimed pings: not reported.
+client = f", client {client_ms * 1000 / n:.0f}" if what != "EVALSHA_BETWEEN" else ""
+print(f"round raw {what.split('_')[0]} {label}: p50 {p50} us | CPU us/op: redis-server "
+      f"{redis_ms * 1000 / n:.0f}{client}")
 PY
   done
+  # The overhead against both references: the goal's "one Redis round trip" measured hot (back
+  # to back) and under the ping's conditions (after a ping, cold).
+  python3 - "$work/mem.json" "$work/red.json" "$work/rtt_EVALSHA.txt" "$work/rtt_EVALSHA_BETWEEN.txt" <<'PY'
+import json, sys
+p50 = lambda f: json.load(open(f))["p50_us"]
+rtt = lambda f: float(open(f).read().split()[1])
+over, hot, cold = p50(sys.argv[2]) - p50(sys.argv[1]), rtt(sys.argv[3]), rtt(sys.argv[4])
+print(f"round overhead p50 {over:.0f} us = {over / hot:.2f} hot EVALSHA ({hot:.0f} us), "
+      f"{over / cold:.2f} interleaved EVALSHA ({cold:.0f} us)")
+PY
 done
