@@ -8,7 +8,8 @@
 # of PING and of the store's own script (EVALSHA, accept path, as perf/redis_store.sh) from one
 # bt-redis-rtt client on the same CPU, twice for EVALSHA: back to back (Redis's caches hot), and
 # interleaved, one untimed ping through the memory-store axon before each timed EVALSHA
-# (bt-redis-rtt --between: Redis meets each EVALSHA as in the Redis axon's ping chain, cold).
+# (bt-redis-rtt --between: Redis meets each EVALSHA as in the Redis axon's ping chain, cold), and
+# the same with PING, with the memory axon's CPU per ping in both.
 #
 #   perf/redis_store_cpu.sh [BUILD_DIR] [COUNT] [ROUNDS] [CPU]   (defaults: build-rel 3000 2 0)
 #
@@ -111,30 +112,37 @@ import time
 f = lambda v: str(v + 2**63).zfill(20)
 n = time.time_ns()
 print(f(n), f(n + 60 * 10**9), (n + 60 * 10**9) // 10**6 + 5001)')
-  for what in PING EVALSHA EVALSHA_BETWEEN; do
+  # PING_BETWEEN: the same interleaving with a PING, so that the memory axon's CPU per ping with
+  # an EVALSHA between its pings, against with a PING, shows what Redis's script work alone
+  # (no store code in that axon) costs the axon through the caches.
+  for what in PING EVALSHA PING_BETWEEN EVALSHA_BETWEEN; do
     opt=() args=(PING)
     if [[ $what == EVALSHA* ]]; then
       args=(EVALSHA "$lua_sha" 2 "bt:cpu:w:{$what$r}" "bt:cpu:w:{$what$r}:n" w @seq "$now" "$exp" "$px" 256)
     fi
-    if [[ $what == EVALSHA_BETWEEN ]]; then
+    if [[ $what == *_BETWEEN ]]; then
       opt=(--between "$mem_target")
       pin "$ping" --target "$mem_target" --count 300 >/dev/null 2>&1 || true  # warm-up
     fi
-    perf stat -e task-clock,context-switches -p "$redis_pid" -o "$work/redis.stat" -- \
+    perf stat -e task-clock -p "$mem_pid" -o "$work/mem_axon.stat" -- \
+      perf stat -e task-clock,context-switches -p "$redis_pid" -o "$work/redis.stat" -- \
       perf stat -e task-clock,context-switches -o "$work/client.stat" -- \
       taskset -c "$cpu" "$rtt" "${opt[@]}" "$redis_port" "$count" "${args[@]}" >"$work/rtt_$what.txt"
     python3 - "$what" "$count" "$(stat "$work/redis.stat" task-clock)" \
-      "$(stat "$work/client.stat" task-clock)" "$(tr '\n' ' ' <"$work/rtt_$what.txt")" <<'PY'
+      "$(stat "$work/client.stat" task-clock)" "$(tr '\n' ' ' <"$work/rtt_$what.txt")" \
+      "$(stat "$work/mem_axon.stat" task-clock)" <<'PY'
 import sys
 what, n, redis_ms, client_ms, rtt = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 w = rtt.split()
 p50 = w[w.index("p50") + 1] if "p50" in w else "?"
-label = {"EVALSHA": "accept path, back to back (hot)",
-         "EVALSHA_BETWEEN": "accept path, after a ping through the memory axon (cold)"}.get(what, "")
-# With --between the client's CPU includes the untimed pings: not reported.
-client = f", client {client_ms * 1000 / n:.0f}" if what != "EVALSHA_BETWEEN" else ""
+between = what.endswith("_BETWEEN")
+label = ("accept path, " if what.startswith("EVALSHA") else "") + (
+    "after a ping through the memory axon (cold)" if between else "back to back (hot)")
+# With --between the client's CPU includes the untimed pings: not reported; the memory axon's is.
+more = (f", memory bt-axon {float(sys.argv[6]) * 1000 / n:.0f} per ping between" if between
+        else f", client {client_ms * 1000 / n:.0f}")
 print(f"round raw {what.split('_')[0]} {label}: p50 {p50} us | CPU us/op: redis-server "
-      f"{redis_ms * 1000 / n:.0f}{client}")
+      f"{redis_ms * 1000 / n:.0f}{more}")
 PY
   done
   # The overhead against both references: the goal's "one Redis round trip" measured hot (back
