@@ -109,6 +109,9 @@ struct axon::impl {
   std::condition_variable conns_cv;
   std::list<std::weak_ptr<detail::connection>> conns;
   std::atomic<std::size_t> conn_count{0};
+  // Capacity of the body buffers idle connections keep (connection::keep_or_free); at most
+  // opts.idle_buffer_bytes.
+  std::atomic<std::size_t> idle_buffer_bytes{0};
 
   // One io_context per I/O thread, each run by exactly that thread: a connection lives on one
   // of them (round robin at accept), so its completions never wake another thread and the

@@ -419,7 +419,7 @@ stage_result check_body(request_state& st, std::string& body) {
     // (a body whose dendrite.hotkey is null or missing claims no one: refused too).
     return reject(axon_errc::malformed_body, !st.keep_alive,
                   "dendrite.hotkey differs from the signed bt_header_dendrite_hotkey");
-  } else if (const std::string computed = body_hash(*r.spec.type, s);
+  } else if (const std::string& computed = job.request_hash.compute(*r.spec.type, s);
              computed != h.computed_body_hash) {
     return reject(axon_errc::hash_mismatch, !st.keep_alive, h.computed_body_hash, computed);
   }

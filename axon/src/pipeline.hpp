@@ -41,6 +41,7 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   const route* r = nullptr;
   synapse headers;                     // header view; ctx's strings point into it
   synapse_ptr body{nullptr, nullptr};  // the body synapse handed to the handler
+  body_hash_memo request_hash;         // of `body` as checked; the response reuses it
   request_context ctx;
   std::atomic<bool> cancel{false};  // ctx.cancel_flag
   std::exception_ptr error;         // what the handler threw

@@ -85,7 +85,7 @@ void add_head_field(response_buffers& out, std::string_view name, std::string_vi
 }
 
 int build_synapse_response(response_buffers& out, const route& r, synapse& s, double process_time,
-                           bool close) {
+                           bool close, body_hash_memo& request_hash) {
   if (!s.axon.status_code) s.axon.status_code = 200;
   if (*s.axon.status_code == 200 && (!s.axon.status_message || s.axon.status_message->empty()))
     s.axon.status_message = "Success";
@@ -101,7 +101,8 @@ int build_synapse_response(response_buffers& out, const route& r, synapse& s, do
   write_json_body(d, s, out.body, json_style::compact);
   start_head(out.head, status, out.body.size(), close, 0);
   head_writer w(out.head);
-  to_headers(d, s, w, {.body_bytes = out.body.size()});
+  to_headers(d, s, w,
+             {.body_bytes = out.body.size(), .computed_body_hash = request_hash.current(d, s)});
   out.head.append("\r\n");
   return status;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bt/axon.hpp>
+#include <bt/body_hash.hpp>
 #include <bt/sha3.hpp>
 #include <bt/synapse.hpp>
 
@@ -34,9 +35,10 @@ std::int64_t wall_ns();
 /// Success (or a status the forward set itself): the body synapse echoed with its outputs, as
 /// JSON with Starlette's compact separators, and to_headers() of it. Sets axon.status_code to 200
 /// and status_message to "Success" unless the forward chose them, and axon.process_time.
-/// Returns the HTTP status used.
+/// Returns the HTTP status used. `request_hash`: the body hash the request was checked with; the
+/// computed_body_hash header reuses it when the handler left the hashed fields unchanged.
 int build_synapse_response(response_buffers& out, const route& r, synapse& s, double process_time,
-                           bool close);
+                           bool close, body_hash_memo& request_hash);
 
 /// Error: {"message": message} and the bt headers of `headers` (the request's header view, with
 /// the axon's stamps of PROTOCOL 5.3 step 5 and its signature of 5.13), or of a fresh base

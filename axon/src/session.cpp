@@ -145,6 +145,7 @@ std::shared_ptr<connection> make_tcp_connection(axon::impl& core, socket_t socke
 }
 
 connection::~connection() {
+  return_kept_buffers();  // none once run() returned (it gives them back after each idle wait)
   if (registered_) core_.unregister_connection(registry_pos_);
 }
 
@@ -190,10 +191,33 @@ void connection::release_request_memory() noexcept {
   synapse empty;
   std::swap(view_, empty);
   std::string().swap(target_);
-  std::string().swap(body_);
+  keep_or_free(body_);
   std::string().swap(out_.head);
-  std::string().swap(out_.body);
+  keep_or_free(out_.body);
   std::string().swap(out_.scratch);
+}
+
+void connection::keep_or_free(std::string& s) noexcept {
+  const std::size_t size = s.capacity();
+  const std::size_t limit = core_.opts.idle_buffer_bytes;
+  if (size >= keep_idle_from_bytes && size <= keep_body_bytes && size <= limit) {
+    std::size_t now = core_.idle_buffer_bytes.load(std::memory_order_relaxed);
+    while (now <= limit - size) {
+      if (core_.idle_buffer_bytes.compare_exchange_weak(now, now + size,
+                                                        std::memory_order_relaxed)) {
+        s.clear();
+        kept_bytes_ += size;
+        return;
+      }
+    }
+  }
+  std::string().swap(s);
+}
+
+void connection::return_kept_buffers() noexcept {
+  if (kept_bytes_ == 0) return;
+  core_.idle_buffer_bytes.fetch_sub(kept_bytes_, std::memory_order_relaxed);
+  kept_bytes_ = 0;
 }
 
 task<void> connection::close_gracefully() {
@@ -458,7 +482,7 @@ task<bool> connection::serve(request_parser& p) {
   // ---- 10. response: the body synapse echoed with its outputs ----
   synapse& s = *st.job->body;
   const double elapsed = seconds_since(st.t0);
-  const int status = build_synapse_response(out_, *st.r, s, elapsed, close);
+  const int status = build_synapse_response(out_, *st.r, s, elapsed, close, st.job->request_hash);
   authenticate_answer(core_, out_, status,
                       identify_request(&st.parser.epistula(), &st.job->headers), &st);
   core_.stats->on_answer(st.r, status, elapsed);
@@ -594,6 +618,7 @@ task<void> connection::run(std::shared_ptr<connection> self) {
         c.stream_->expires_after(first ? opts.header_timeout : opts.idle_timeout);
         const beast::error_code ec = co_await c.read_more();
         c.idle_ = false;
+        c.return_kept_buffers();
         if (ec) break;  // EOF, reset, idle timeout or stop: nothing to answer
       }
       first = false;

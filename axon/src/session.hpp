@@ -64,6 +64,9 @@ class connection : public std::enable_shared_from_this<connection> {
 
   /// Buffers larger than this are freed once used rather than kept for the next request.
   static constexpr std::size_t keep_body_bytes = 1024 * 1024;
+  /// Idle buffers smaller than this are freed, not kept: small blocks come back from the
+  /// allocator's free lists cheaply, and 10,000 idle connections must not hold one each.
+  static constexpr std::size_t keep_idle_from_bytes = 16 * 1024;
   std::list<std::weak_ptr<connection>>::iterator registry_pos_;
   bool registered_ = false;
 
@@ -103,7 +106,15 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Frees the per-request strings before the connection waits for its next request, so that
   /// an idle keep-alive connection holds only its stream, read buffer and coroutine frame (10,000
   /// idle connections: docs/performance.md "Axon memory"). Costs a few allocations per request.
+  /// Large body buffers are kept instead while the axon's idle buffer budget allows
+  /// (keep_or_free): freeing them made the next large body fault its pages in again.
   void release_request_memory() noexcept;
+  /// Keeps `s`, cleared, for the next request when it is large and the axon's idle buffer budget
+  /// (axon_options::idle_buffer_bytes) has room for it; frees it otherwise.
+  void keep_or_free(std::string& s) noexcept;
+  /// Gives back the budget of the buffers keep_or_free kept: they are in use again, or the
+  /// connection ends.
+  void return_kept_buffers() noexcept;
 
   beast::flat_buffer buffer_;
   net::steady_timer job_timer_;               // the body watchdog, then the request deadline
@@ -116,6 +127,7 @@ class connection : public std::enable_shared_from_this<connection> {
   connection_session session_;  // PROTOCOL 13: lives and dies with this connection
   bool idle_ = false;           // waiting for the first byte of the next request
   bool linger_ = false;         // unread input may remain: drain briefly before closing
+  std::size_t kept_bytes_ = 0;  // capacity kept while idle, counted in core_.idle_buffer_bytes
 
   struct body_watchdog;
 };

@@ -138,6 +138,46 @@ TEST_CASE("HashedSynapse body hash (bittensor test_synapse_body_hash)", "[body_h
   CHECK(bt::body_hash(s) != "ae06397d08f30f75c91395c59f05c62ac3b62b88250eb78b109213258e6ced0c");
 }
 
+TEST_CASE(
+    "body_hash_memo: the remembered hash while the hashed fields are unchanged, a fresh "
+    "pass when one changed",
+    "[body_hash]") {
+  hashed s;
+  s.a = 1;
+  s.b = 2;
+  s.d = std::vector<std::string>{"foobar"};
+  const std::string expected = "ae06397d08f30f75c91395c59f05c62ac3b62b88250eb78b109213258e6ced0c";
+  bt::body_hash_memo memo;
+  std::uint64_t before = bt::detail::body_hash_passes();
+  CHECK(memo.compute(bt::descriptor_of<hashed>(), s) == expected);
+  CHECK(bt::detail::body_hash_passes() - before == 1);
+  // Unchanged, and a change to the unhashed c: no pass, the same hash.
+  before = bt::detail::body_hash_passes();
+  CHECK(memo.current(bt::descriptor_of<hashed>(), s) == expected);
+  s.c = 5;
+  CHECK(memo.current(bt::descriptor_of<hashed>(), s) == expected);
+  CHECK(bt::detail::body_hash_passes() - before == 0);
+  // A hashed field changed (in the last hashed field, and to a value of another length): a fresh
+  // pass whose hash is body_hash() of the object as it is now, remembered in turn.
+  s.d->push_back("x");
+  before = bt::detail::body_hash_passes();
+  const std::string changed = memo.current(bt::descriptor_of<hashed>(), s);
+  CHECK(bt::detail::body_hash_passes() - before == 1);
+  CHECK(changed != expected);
+  CHECK(changed == bt::body_hash(s));
+  before = bt::detail::body_hash_passes();
+  CHECK(memo.current(bt::descriptor_of<hashed>(), s) == changed);
+  CHECK(bt::detail::body_hash_passes() - before == 0);
+  // Back to the first values: a fresh pass again, which gives the first hash.
+  s.d->pop_back();
+  CHECK(memo.current(bt::descriptor_of<hashed>(), s) == expected);
+  // A memo that never computed hashes (a request that was not checked by hash).
+  bt::body_hash_memo fresh;
+  before = bt::detail::body_hash_passes();
+  CHECK(fresh.current(bt::descriptor_of<hashed>(), s) == expected);
+  CHECK(bt::detail::body_hash_passes() - before == 1);
+}
+
 TEST_CASE("typed members render as the Python class holds them", "[body_hash]") {
   typed_values s;
   s.x = 1;

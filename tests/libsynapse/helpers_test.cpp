@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "codec_detail.hpp"
 #include "name_index.hpp"
 
 #include <array>
@@ -143,4 +144,34 @@ TEST_CASE("helpers: name_index finds each name by length and first letter, and n
   CHECK(index.find("ipv") == -1);
   CHECK(index.find("\xffort") == -1);
   CHECK(index.find_icase("0ort") == -1);
+}
+
+TEST_CASE(
+    "helpers: json_plain_prefix and ascii_prefix stop at the first byte they must, at every "
+    "position and length") {
+  // Each byte value at each position of texts of 0 to 24 bytes (the 8-byte words, their tails
+  // and their boundaries), against the byte-by-byte definitions.
+  const auto plain = [](unsigned char u, bool no_del) {
+    return u >= 0x20 && u < 0x80 && u != '"' && u != '\\' && !(no_del && u == 0x7F);
+  };
+  std::size_t checked = 0;
+  for (int b = 0; b < 256; ++b) {
+    const auto u = static_cast<unsigned char>(b);
+    for (std::size_t n = 1; n <= 24; ++n) {
+      for (std::size_t k = 0; k < n; ++k) {
+        std::string text(n, 'a');
+        text[k] = static_cast<char>(u);
+        for (const bool no_del : {false, true}) {
+          INFO("byte " << b << " at " << k << " of " << n << ", no_del " << no_del);
+          REQUIRE(bt::detail::json_plain_prefix(text.data(), n, no_del) ==
+                  (plain(u, no_del) ? n : k));
+        }
+        REQUIRE(bt::detail::ascii_prefix(text.data(), n) == (u < 0x80 ? n : k));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 256 * (24 * 25 / 2));
+  CHECK(bt::detail::json_plain_prefix("", 0, true) == 0);
+  CHECK(bt::detail::ascii_prefix("", 0) == 0);
 }

@@ -86,6 +86,13 @@ struct axon_options {
   /// sees a disconnect, which a Python dendrite reports as 503). bt-axon raises its file
   /// descriptor limit to fit.
   std::size_t max_connections = 10'000;
+  /// Body buffers (request and response, each 16 KiB to 1 MiB) that idle keep-alive connections
+  /// keep for their next request, in total over the axon. A kept buffer takes the next large body
+  /// without allocating; a freed one goes back to the allocator, which returns it to the kernel,
+  /// and the next body faults its pages in again (docs/performance.md "Payloads"). Beyond the
+  /// bound connections free their buffers while idle, so idle memory stays predictable however
+  /// many connections there are (docs/performance.md "Axon memory"). 0: never keep.
+  std::size_t idle_buffer_bytes = 8 * 1024 * 1024;
   /// From the first byte of a request to the end of its headers, and from accepting a connection
   /// to its first byte: a client dripping bytes (slowloris) is cut off after this.
   std::chrono::milliseconds header_timeout{10'000};

@@ -4,6 +4,8 @@
 #include <bt/hex.hpp>
 #include "keccak.hpp"
 
+#include <openssl/evp.h>
+
 #include <bit>
 #include <cstring>
 
@@ -13,6 +15,28 @@ constexpr std::size_t rate = 136;
 
 void xor_byte(std::uint64_t state[25], std::size_t pos, std::uint8_t b) noexcept {
   state[pos / 8] ^= static_cast<std::uint64_t>(b) << (8 * (pos % 8));
+}
+
+/// From this size on a one-shot hash goes to OpenSSL's SHA3-256, whose Keccak (assembly on
+/// x86-64) hashes 64 KiB about 1.35 times as fast as ours (same run, Release, 2 vCPUs: 170 us
+/// against 233 us); below it the two cost the same and ours needs no library call.
+constexpr std::size_t openssl_from_bytes = 1024;
+
+/// OpenSSL's SHA3-256, fetched once (a fetch per call costs more than a small hash); null when
+/// the library has no provider for it, and then our own Keccak hashes everything.
+const EVP_MD* openssl_sha3_256() noexcept {
+  static const EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA3-256", nullptr);
+  return md;
+}
+
+/// SHA3-256 of `data` through OpenSSL; false when OpenSSL is unavailable or fails (the caller
+/// then hashes with our own Keccak: the digest is the same function either way).
+bool openssl_hash(std::span<const std::uint8_t> data, sha3_256_digest& out) noexcept {
+  const EVP_MD* md = openssl_sha3_256();
+  unsigned int size = 0;
+  return md != nullptr &&
+         EVP_Digest(data.data(), data.size(), out.data(), &size, md, nullptr) == 1 &&
+         size == out.size();
 }
 }  // namespace
 
@@ -61,15 +85,14 @@ sha3_256_digest sha3_256_hasher::finish() noexcept {
 }
 
 sha3_256_digest sha3_256(std::span<const std::uint8_t> data) noexcept {
+  if (sha3_256_digest out; data.size() >= openssl_from_bytes && openssl_hash(data, out)) return out;
   sha3_256_hasher h;
   h.update(data);
   return h.finish();
 }
 
 sha3_256_digest sha3_256(std::string_view data) noexcept {
-  sha3_256_hasher h;
-  h.update(data);
-  return h.finish();
+  return sha3_256(std::span(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
 }
 
 std::string sha3_256_hex(std::string_view data) {

@@ -78,13 +78,49 @@ inline void append_utf8(char32_t cp, std::string& out) {
   }
 }
 
+/// The length of the longest prefix of [p, p + n) that a JSON string holds as it is: bytes 0x20
+/// to 0x7F except '"' and '\\', and except DEL (0x7F) too when `no_del`. 8 bytes per step (a
+/// large text field is one long such run), then byte by byte from the word that has another.
+inline std::size_t json_plain_prefix(const char* p, std::size_t n, bool no_del) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const auto has_zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    std::uint64_t special = w & highs;          // some byte >= 0x80
+    special |= (w - ones * 0x20) & ~w & highs;  // some byte < 0x20
+    special |= has_zero_byte(w ^ (ones * '"')) | has_zero_byte(w ^ (ones * '\\'));
+    if (no_del) special |= has_zero_byte(w ^ (ones * 0x7F));
+    if (special != 0) break;
+  }
+  for (; i < n; ++i) {
+    const auto u = static_cast<unsigned char>(p[i]);
+    if (u < 0x20 || u >= 0x80 || u == '"' || u == '\\' || (no_del && u == 0x7F)) break;
+  }
+  return i;
+}
+
+/// The length of the longest ASCII (< 0x80) prefix of [p, p + n); 8 bytes per step.
+inline std::size_t ascii_prefix(const char* p, std::size_t n) noexcept {
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if ((w & highs) != 0) break;
+  }
+  while (i < n && static_cast<unsigned char>(p[i]) < 0x80) ++i;
+  return i;
+}
+
 /// True when the text is valid UTF-8 (then it can be copied verbatim).
 inline bool is_valid_utf8(std::string_view s) noexcept {
   const char* p = s.data();
   const char* end = p + s.size();
   while (p < end) {
     if (static_cast<unsigned char>(*p) < 0x80) {
-      ++p;
+      p += ascii_prefix(p, static_cast<std::size_t>(end - p));
       continue;
     }
     const char* before = p;

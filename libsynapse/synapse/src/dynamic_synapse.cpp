@@ -94,6 +94,11 @@ constexpr field_ops dynamic_ops{
                      std::string& out) { append_python_str(value_of(s, f), out); },
     .assign = [](const synapse& from, synapse& to,
                  const field_descriptor& f) { value_of(to, f) = value_of(from, f); },
+    .text = [](const synapse& s, const field_descriptor& f) -> const std::string* {
+      const json& v = value_of(s, f);
+      return v.is_string() ? &v.get_ref<const std::string&>() : nullptr;
+    },
+    .text_slot = [](synapse&, const field_descriptor&) -> std::string* { return nullptr; },
 };
 
 }  // namespace

@@ -17,18 +17,6 @@
 namespace bt {
 namespace {
 
-/// Bytes written verbatim inside strings: with ensure_ascii, printable ASCII except '"' and
-/// '\\' (DEL is escaped, as json.dumps does); in compact UTF-8 also DEL and every byte >= 0x80
-/// (copied as UTF-8 after validation by the slow path).
-constexpr auto make_plain(bool ascii) {
-  std::array<bool, 256> t{};
-  for (int c = 0x20; c < 256; ++c)
-    t[static_cast<std::size_t>(c)] = c != '"' && c != '\\' && (ascii ? c < 0x7F : c < 0x80);
-  return t;
-}
-constexpr auto plain_ascii = make_plain(true);
-constexpr auto plain_utf8 = make_plain(false);
-
 // ---------------------------------------------------------------------------------------------
 // Writer
 
@@ -66,10 +54,10 @@ class writer {
 
   void string(std::string_view s) {
     out_ += '"';
-    // Fast path: the longest prefix with nothing to escape.
-    const auto& plain = ascii_ ? plain_ascii : plain_utf8;
-    std::size_t i = 0;
-    while (i < s.size() && plain[static_cast<unsigned char>(s[i])]) ++i;
+    // Fast path: the longest prefix written verbatim: printable ASCII except '"' and '\\' (DEL
+    // only in compact UTF-8: ensure_ascii escapes it, as json.dumps does); bytes >= 0x80 are
+    // copied as UTF-8 after validation by the slow path.
+    const std::size_t i = detail::json_plain_prefix(s.data(), s.size(), ascii_);
     out_.append(s.data(), i);
     if (i < s.size()) escape(s.substr(i));
     out_ += '"';
@@ -429,6 +417,12 @@ class body_reader {
     }
     if (f == nullptr) return sc_.skip_value(1);  // unknown keys are ignored, as pydantic does
     return scalar([&]() -> error {
+      if (value_.is_string()) {
+        if (std::string* slot = f->ops->text_slot(target_, *f)) {
+          *slot = std::move(value_.get_ref<std::string&>());
+          return {};
+        }
+      }
       why_.clear();
       if (!f->ops->from_json(target_, *f, value_, why_))
         return detail::make_error(codec_errc::wrong_type, "body." + f->name, why_);
@@ -594,6 +588,10 @@ void write_json_body(const synapse_descriptor& d, const synapse& s, std::string&
   json tmp;
   for (const auto& f : d.fields()) {
     w.key(f.name, false);
+    if (const std::string* text = f.ops->text(s, f)) {
+      w.string(*text);
+      continue;
+    }
     tmp = nullptr;
     f.ops->to_json(s, f, tmp);
     w.value(tmp);

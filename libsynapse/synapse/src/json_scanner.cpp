@@ -26,13 +26,6 @@ bool is_digit(char c) noexcept {
   return c >= '0' && c <= '9';
 }
 
-/// Bytes that continue a plain run inside a string: printable ASCII except '"' and '\\'.
-constexpr auto plain_table = [] {
-  std::array<bool, 256> t{};
-  for (int c = 0x20; c < 0x80; ++c) t[static_cast<std::size_t>(c)] = c != '"' && c != '\\';
-  return t;
-}();
-
 }  // namespace
 
 std::optional<std::string_view> json_key_set::repeated() {
@@ -88,7 +81,7 @@ bool json_scanner::scan_string(std::string_view& raw, bool& escaped) {
   escaped = false;
   while (true) {
     // Plain printable ASCII run.
-    while (p_ < end_ && plain_table[static_cast<unsigned char>(*p_)]) ++p_;
+    p_ += json_plain_prefix(p_, static_cast<std::size_t>(end_ - p_), false);
     if (p_ >= end_) return syntax_error("unterminated string");
     const auto u = static_cast<unsigned char>(*p_);
     if (u == '"') {

@@ -1,5 +1,5 @@
 // SHA3-256 (FIPS 202) on our own Keccak-f[1600] (a private Keccak in the library), as bittensor's
-// get_hash.
+// get_hash; one-shot hashes of 1 KiB and more go to OpenSSL's SHA3-256 (the same function, faster).
 #pragma once
 
 #include <array>

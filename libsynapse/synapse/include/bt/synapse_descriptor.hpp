@@ -35,6 +35,13 @@ struct field_ops {
   void (*python_str)(const synapse& s, const field_descriptor& f, std::string& out);
   /// Copies this field from `from` to `to` (same type).
   void (*assign)(const synapse& from, synapse& to, const field_descriptor& f);
+  /// The value when it is a string (a std::string member, an engaged std::optional<std::string>,
+  /// a dynamic field holding a JSON string), else null: the JSON writer then writes it without
+  /// first copying it into a bt::json (a large text field costs one copy less).
+  const std::string* (*text)(const synapse& s, const field_descriptor& f);
+  /// Where a string value is stored (a std::string member; a std::optional<std::string> member,
+  /// engaged), else null: the JSON reader then moves a decoded string there instead of copying.
+  std::string* (*text_slot)(synapse& s, const field_descriptor& f);
 };
 
 struct field_descriptor {

@@ -373,6 +373,26 @@ const field_ops& member_field_ops() {
           [](const synapse& from, synapse& to, const field_descriptor&) {
             static_cast<C&>(to).*Member = static_cast<const C&>(from).*Member;
           },
+      .text = [](const synapse& s, const field_descriptor&) -> const std::string* {
+        const V& v = static_cast<const C&>(s).*Member;
+        if constexpr (std::is_same_v<V, std::string>) {
+          return &v;
+        } else if constexpr (std::is_same_v<V, std::optional<std::string>>) {
+          return v ? &*v : nullptr;
+        } else {
+          return nullptr;
+        }
+      },
+      .text_slot = [](synapse& s, const field_descriptor&) -> std::string* {
+        V& v = static_cast<C&>(s).*Member;
+        if constexpr (std::is_same_v<V, std::string>) {
+          return &v;
+        } else if constexpr (std::is_same_v<V, std::optional<std::string>>) {
+          return &v.emplace();
+        } else {
+          return nullptr;
+        }
+      },
   };
   return ops;
 }
