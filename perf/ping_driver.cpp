@@ -34,12 +34,15 @@ caller_set::caller_set(const keypair& key, std::size_t callers, unsigned threads
   }
   for (std::size_t i = 0; i < callers; ++i)
     dendrites_.push_back(std::make_unique<dendrite>(ioc_.get_executor(), key, opt));
+  tick_ = std::make_unique<bt::detail::timer_tick>(ioc_);
+  tick_->start();
   for (unsigned i = 0; i < std::max(1u, threads); ++i)
     threads_.emplace_back([this] { ioc_.run(); });
 }
 
 caller_set::~caller_set() {
   dendrites_.clear();  // cancels and closes; their last handlers still run on ioc_
+  if (tick_) tick_->stop();
   work_.reset();
   for (auto& t : threads_) t.join();
 }

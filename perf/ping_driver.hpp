@@ -6,6 +6,7 @@
 
 #include <bt/axon_info.hpp>
 #include <bt/dendrite.hpp>
+#include <bt/detail/timer_tick.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -44,6 +45,9 @@ class caller_set {
  private:
   boost::asio::io_context ioc_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  /// The shared io_context's tick (bt/detail/timer_tick.hpp), as a dendrite that owns its
+  /// io_context has one; started with the threads, stopped with the work guard.
+  std::unique_ptr<bt::detail::timer_tick> tick_;
   std::vector<std::unique_ptr<dendrite>> dendrites_;
   std::vector<std::thread> threads_;
 };

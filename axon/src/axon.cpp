@@ -429,7 +429,11 @@ void axon::start(std::error_code& ec) {
   });
 
   const std::size_t n = s.iocs.size();
-  for (auto& ioc : s.iocs) s.work.push_back(net::make_work_guard(*ioc));
+  for (auto& ioc : s.iocs) {
+    s.work.push_back(net::make_work_guard(*ioc));
+    s.ticks.push_back(std::make_unique<detail::timer_tick>(*ioc));
+    s.ticks.back()->start();
+  }
   s.threads_running = n;
   s.threads.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
@@ -512,6 +516,7 @@ void axon::stop() {
   }
   // 5. With no connection and no acceptor left the I/O threads run out of work and return. A
   //    coroutine handler ignoring cancellation would keep them busy: escalate after a grace period.
+  for (auto& t : s.ticks) t->stop();
   for (auto& w : s.work) w.reset();
   {
     std::unique_lock lk(s.threads_m);
@@ -523,6 +528,7 @@ void axon::stop() {
   }
   for (auto& t : s.threads) t.join();
   s.threads.clear();
+  s.ticks.clear();  // their loops have returned: no handler of theirs is left
   s.log->info("axon: stopped");
 }
 

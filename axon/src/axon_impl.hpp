@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bt/axon.hpp>
+#include <bt/detail/timer_tick.hpp>
 #include <bt/proxy_protocol.hpp>
 
 #include "net.hpp"
@@ -121,6 +122,9 @@ struct axon::impl {
   std::size_t next_ioc = 0;  // accept loop only
   // Keep each context's run() going while it has no connection; released by stop().
   std::vector<detail::net::executor_work_guard<detail::net::io_context::executor_type>> work;
+  // One timer_tick per context, so the per-operation deadlines cost no timerfd system call;
+  // started with the threads, stopped by stop() with the work guards.
+  std::vector<std::unique_ptr<detail::timer_tick>> ticks;
   std::optional<detail::acceptor_t> acceptor;  // an I/O object: destroyed before the contexts
   // opts.admin_listen's server; owns I/O objects too: destroyed before the contexts.
   std::unique_ptr<detail::admin_listener> admin;

@@ -18,6 +18,7 @@
 // pools the connection only after a complete, clean exchange.
 #include <bt/dendrite.hpp>
 
+#include <bt/detail/timer_tick.hpp>
 #include <bt/epistula.hpp>
 #include <bt/json_body.hpp>
 #include <bt/response_signature.hpp>
@@ -931,14 +932,18 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
   }
 };
 
-/// The io_context and threads of a dendrite that owns them.
+/// The io_context and threads of a dendrite that owns them, and its timer_tick (so a call's
+/// deadline timer costs no timerfd system call; only here: on a caller's executor a pending tick
+/// would keep the caller's io_context.run() from returning).
 struct dendrite_runner {
   net::io_context ioc;
   net::executor_work_guard<net::io_context::executor_type> guard;
+  timer_tick tick{ioc};
   std::vector<std::thread> threads;
 
   explicit dendrite_runner(unsigned n)
       : ioc(static_cast<int>(n == 0 ? 1 : n)), guard(ioc.get_executor()) {
+    tick.start();
     for (unsigned i = 0; i < (n == 0 ? 1 : n); ++i)
       threads.emplace_back([this] {
         pthread_setname_np(pthread_self(), "bt-dendrite");  // visible in top, perf, gdb
@@ -946,6 +951,7 @@ struct dendrite_runner {
       });
   }
   void join() {
+    tick.stop();
     guard.reset();
     for (auto& t : threads)
       if (t.joinable()) t.join();
