@@ -5,9 +5,10 @@
 // axon/src/memory_session.hpp: each input is one connection over a byte_stream in memory whose
 // reads and writes complete at once, run on this thread: the axon reads the bytes, then EOF (so
 // no read waits on a deadline), answers and closes; exchange() returns once the session has
-// ended. No socket, no I/O thread, no wall-clock wait: thousands of inputs per second where
-// loopback gave 150-500 (docs/reliability.md). The loopback path itself stays covered by the
-// end-to-end tests (tests/axon, tests/hostile).
+// ended (one connection object serves every input, returned to the state of a new one in
+// between: connection_mode::reused). No socket, no I/O thread, no wall-clock wait: thousands of
+// inputs per second where loopback gave 150-500 (docs/reliability.md). The loopback path itself
+// stays covered by the end-to-end tests (tests/axon, tests/hostile).
 //
 // Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
 // although a request must be fresh and signed to pass verification). Tokens are resolved per
@@ -146,7 +147,10 @@ struct fixture {
     });
     // A plain Epistula route (json_pipeline.cpp, epistula.cpp), bt-axon's POST /echo.
     bt::examples::attach_echo_route(*ax);
-    mem = std::make_unique<bt::detail::memory_axon>(*ax);
+    // BT_FUZZ_FRESH_CONNECTIONS=1: a new connection object per input (to measure the reuse).
+    mem = std::make_unique<bt::detail::memory_axon>(*ax, std::getenv("BT_FUZZ_FRESH_CONNECTIONS")
+                                                             ? bt::detail::connection_mode::fresh
+                                                             : bt::detail::connection_mode::reused);
     caller_ss58 = caller.ss58_address();
     axon_ss58 = ax->hotkey().ss58_address();
   }
@@ -436,7 +440,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bt::fuzz::init_once();
   fixture& f = fx();
   const std::string req = prepare(f, bt::fuzz::as_text(data, size));
-  const std::string answer = f.mem->exchange(req);
+  // One string for every answer: once grown, an input allocates nothing for it.
+  static std::string answer;
+  f.mem->exchange_into(req, answer);
   // BT_FUZZ_VERBOSE=1: print each answer (to check which stages the seeds reach).
   static const bool verbose = std::getenv("BT_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "answer (%zu bytes):\n%s\n", answer.size(), answer.c_str());

@@ -22,11 +22,14 @@
 
 namespace bt::detail {
 
-namespace {
-
 class memory_stream final : public byte_stream {
  public:
-  memory_stream(std::string_view input, std::string& output) : in_(input), out_(output) {}
+  /// Points the stream at the next exchange's input and output, both sides open again.
+  void rebind(std::string_view input, std::string& output) noexcept {
+    in_ = input;
+    out_ = &output;
+    send_closed_ = read_closed_ = false;
+  }
 
   task<io_result> read_some(net::mutable_buffer buffer) override { co_return read_now(buffer); }
   task<io_result> write(std::span<const net::const_buffer> buffers) override {
@@ -53,24 +56,29 @@ class memory_stream final : public byte_stream {
     if (send_closed_) return {net::error::broken_pipe, 0};
     std::size_t n = 0;
     for (const net::const_buffer& b : buffers) {
-      out_.append(static_cast<const char*>(b.data()), b.size());
+      out_->append(static_cast<const char*>(b.data()), b.size());
       n += b.size();
     }
     return {beast::error_code{}, n};
   }
 
-  std::string_view in_;  // what the client sent and the axon has not read yet
-  std::string& out_;     // everything the axon wrote
-  bool send_closed_ = false;
-  bool read_closed_ = false;
+  std::string_view in_;         // what the client sent and the axon has not read yet
+  std::string* out_ = nullptr;  // everything the axon wrote
+  bool send_closed_ = true;
+  bool read_closed_ = true;
 };
 
-}  // namespace
-
-memory_axon::memory_axon(axon& ax) : core_(axon_access::of(ax)), strand_(net::make_strand(ioc_)) {
+memory_axon::memory_axon(axon& ax, connection_mode mode)
+    : core_(axon_access::of(ax)), strand_(net::make_strand(ioc_)), mode_(mode) {
   if (core_.started.exchange(true))
     throw std::logic_error("bt::detail::memory_axon: the axon was started");
   core_.prepare_serving();
+  if (mode_ == connection_mode::reused) {
+    auto stream = std::make_unique<memory_stream>();
+    stream_ = stream.get();
+    // The caller's address is set by reuse() before each exchange.
+    conn_ = std::make_shared<connection>(core_, strand_, std::move(stream), std::string(), 0);
+  }
 }
 
 memory_axon::~memory_axon() {
@@ -80,15 +88,30 @@ memory_axon::~memory_axon() {
 std::string memory_axon::exchange(std::string_view input, std::string peer_ip,
                                   std::uint16_t peer_port) {
   std::string output;
+  exchange_into(input, output, std::move(peer_ip), peer_port);
+  return output;
+}
+
+void memory_axon::exchange_into(std::string_view input, std::string& output, std::string peer_ip,
+                                std::uint16_t peer_port) {
+  output.clear();
   {
-    auto c =
-        std::make_shared<connection>(core_, strand_, std::make_unique<memory_stream>(input, output),
-                                     std::move(peer_ip), peer_port);
+    std::shared_ptr<connection> c;
+    if (mode_ == connection_mode::reused) {
+      // The previous session ended (run() returned below), so nothing of it is pending.
+      conn_->reuse(std::move(peer_ip), peer_port);
+      stream_->rebind(input, output);
+      c = conn_;
+    } else {
+      auto stream = std::make_unique<memory_stream>();
+      stream->rebind(input, output);
+      c = std::make_shared<connection>(core_, strand_, std::move(stream), std::move(peer_ip),
+                                       peer_port);
+    }
     net::co_spawn(strand_, connection::run(std::move(c)), [](std::exception_ptr) {});
   }
   ioc_.restart();
   ioc_.run();  // until the session ended and nothing else is pending
-  return output;
 }
 
 }  // namespace bt::detail

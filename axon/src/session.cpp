@@ -149,6 +149,29 @@ connection::~connection() {
   if (registered_) core_.unregister_connection(registry_pos_);
 }
 
+void connection::reuse(std::string peer_ip, std::uint16_t peer_port) noexcept {
+  peer_ip_ = std::move(peer_ip);
+  peer_port_ = peer_port;
+  stop_requested_ = false;
+  aborted_ = false;
+  // Freed, not only cleared: the size of a read follows the buffer's capacity (read_more), and
+  // Beast's parser can answer a malformed head differently when it arrives in one piece (it
+  // parses fields at once) than in several (it waits for the end of the head), so a reused
+  // connection must read in the pieces a new one does.
+  buffer_.clear();
+  buffer_.shrink_to_fit();
+  waiting_job_ = nullptr;
+  view_ = synapse{};
+  target_.clear();
+  body_.clear();
+  out_.head.clear();
+  out_.body.clear();
+  out_.scratch.clear();
+  session_ = connection_session{};
+  idle_ = false;
+  linger_ = false;
+}
+
 void connection::notify_stop() {
   stop_requested_ = true;
   if (idle_) stream_->cancel();
@@ -222,17 +245,19 @@ void connection::return_kept_buffers() noexcept {
 
 task<void> connection::close_gracefully() {
   stream_->shutdown_send();
-  if (linger_ && !aborted_) {
-    std::array<char, 4096> sink;
-    std::size_t total = 0;
-    stream_->expires_after(linger_time);
-    while (total < linger_bytes) {
-      auto [rec, n] = co_await stream_->read_some(net::buffer(sink));
-      if (rec) break;
-      total += n;
-    }
-  }
+  if (linger_ && !aborted_) co_await drain_before_close();
   stream_->close();
+}
+
+task<void> connection::drain_before_close() {
+  std::array<char, 4096> sink;
+  std::size_t total = 0;
+  stream_->expires_after(linger_time);
+  while (total < linger_bytes) {
+    auto [rec, n] = co_await stream_->read_some(net::buffer(sink));
+    if (rec) break;
+    total += n;
+  }
 }
 
 task<beast::error_code> connection::read_more() {

@@ -40,6 +40,14 @@ class connection : public std::enable_shared_from_this<connection> {
   /// throws (failures are logged). Runs on strand().
   static task<void> run(std::shared_ptr<connection> self);
 
+  /// Between two sessions over the same stream, once run() has returned (so nothing of this
+  /// connection is pending): returns every member to its state in a new connection, with the
+  /// caller `peer_ip`:`peer_port`; the strings keep their capacity, not their contents, and the
+  /// read buffer is freed (reads must come in the pieces they do on a new connection). The
+  /// stream's owner resets the stream. Used by memory_session.hpp; a connection of the accept
+  /// loop (registered with the axon) is never reused.
+  void reuse(std::string peer_ip, std::uint16_t peer_port) noexcept;
+
   /// On strand(): stop after the current request; an idle connection closes now.
   void notify_stop();
   /// On strand(): the drain deadline passed. Cancels every pending operation and the request in
@@ -103,6 +111,9 @@ class connection : public std::enable_shared_from_this<connection> {
   task<bool> write_response();
   task<bool> write_continue();
   task<void> close_gracefully();
+  /// The lingering close's read and discard (see linger_), in its own frame: its 4 KiB sink is
+  /// then allocated only by connections that linger, not by every close.
+  task<void> drain_before_close();
   /// Frees the per-request strings before the connection waits for its next request, so that
   /// an idle keep-alive connection holds only its stream, read buffer and coroutine frame (10,000
   /// idle connections: docs/performance.md "Axon memory"). Costs a few allocations per request.
