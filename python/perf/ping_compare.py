@@ -47,8 +47,6 @@ import json
 import math
 import os
 import platform
-import select
-import signal
 import statistics
 import subprocess
 import sys
@@ -60,6 +58,7 @@ import aiohttp
 import pydantic
 
 import bittensor_cpp as bt
+from axon_process import AxonStartError, start_axon, stop_axon
 from shaped_dendrite import ShapedDendrite, Synapse
 
 WARMUP = 200
@@ -201,18 +200,6 @@ async def lean_loop(keypair, axon, count, signed):
 CONFIGS = [("default", []), ("python-compatible", ["--axon.sign_responses", "off"])]
 
 
-def start_axon(exe, extra):
-    proc = subprocess.Popen([exe, "--uri", "//Bob", "--axon.ip", "127.0.0.1", "--axon.port", "0",
-                             *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    ready, _, _ = select.select([proc.stdout], [], [], 30)
-    if not ready:
-        proc.kill()
-        proc.wait()
-        raise Failed("bt-axon printed no AxonInfo line within 30 s")
-    info = json.loads(proc.stdout.readline())
-    return proc, bt.AxonInfo(ip=info["ip"], port=info["port"], hotkey=info["hotkey"])
-
-
 def check(row):
     for k in ("count", "mean_us", "p50_us", "p99_us"):
         v = row.get(k)
@@ -224,7 +211,10 @@ def check(row):
 def measure(args, config, extra):
     alice = bt.Keypair.from_uri("//Alice")
     Ping = bt.SynapseType("Synapse", {})
-    proc, axon = start_axon(args.bt_axon, extra)
+    try:
+        proc, axon = start_axon(args.bt_axon, extra)
+    except AxonStartError as e:
+        raise Failed(str(e)) from e
     rows = []
 
     def add(row):
@@ -270,12 +260,7 @@ def measure(args, config, extra):
         add(summary("lean aiohttp client", *asyncio.run(
             lean_loop(alice, axon, args.count, signed=not extra))))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_axon(proc)
     return rows
 
 

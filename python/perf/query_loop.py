@@ -11,14 +11,12 @@ JSON line: the wall time per call as Python sees it and the C++ dendrite's own p
 import argparse
 import json
 import os
-import select
-import signal
 import statistics
-import subprocess
 import sys
 import time
 
 import bittensor_cpp as bt
+from axon_process import AxonStartError, start_axon, stop_axon
 
 WARMUP = 200
 
@@ -38,17 +36,11 @@ def main():
     args = p.parse_args()
     if args.count < 1:
         p.error("--count must be at least 1")
-    # In an ASan tree LD_PRELOAD carries the sanitizer runtime for python3; bt-axon has it linked
-    # in and refuses a second one.
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    proc = subprocess.Popen([args.bt_axon, "--uri", "//Bob", "--axon.ip", "127.0.0.1",
-                             "--axon.port", "0", *args.axon_args],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     try:
-        if not select.select([proc.stdout], [], [], 30)[0]:
-            sys.exit("query_loop: bt-axon printed no AxonInfo line within 30 s")
-        info = json.loads(proc.stdout.readline())
-        axon = bt.AxonInfo(ip=info["ip"], port=info["port"], hotkey=info["hotkey"])
+        proc, axon = start_axon(args.bt_axon, args.axon_args)
+    except AxonStartError as e:
+        sys.exit(f"query_loop: {e}")
+    try:
         Ping = bt.SynapseType("Synapse", {})
         load = os.getloadavg()[0]
         wall, own = [], []
@@ -67,12 +59,7 @@ def main():
                           "module": bt.__file__, "axon_args": args.axon_args,
                           "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)]}))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_axon(proc)
 
 
 if __name__ == "__main__":
