@@ -23,6 +23,10 @@ dendrite=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=fleet_lib.sh
 source "$src/tests/fleet/fleet_lib.sh"
+# Honest calls must all succeed here, so the replay store's per-operation timeout is widened from
+# its 50 ms default: on two loaded CPUs under the sanitizers an axon thread can wait longer than
+# that for a CPU, and the axon then rightly fails closed with 503 (the Redis test's subject).
+fleet_axon_args="--nonce_store.timeout_ms 2000"
 
 fleet_start 3
 echo "fleet: public 127.0.0.1:$public_port, axons ${axon_ports[*]} (pids ${axon_pids[*]})"

@@ -1,8 +1,8 @@
 # Shared by the fleet tests (sourced, not run): start scripts/fleet, drive load through
 # HAProxy with bt-dendrite processes, count what the calls got, clean up everything started.
 #
-# The sourcing script sets: axon dendrite (executables) and src (the repository), then calls
-# fleet_start N. Afterwards the variables of scripts/fleet's BT_FLEET_INFO are set (public_port,
+# The sourcing script sets: axon dendrite (executables) and src (the repository), optionally
+# fleet_axon_args (more bt-axon arguments for every axon), then calls fleet_start N. Afterwards the variables of scripts/fleet's BT_FLEET_INFO are set (public_port,
 # hotkey, redis_port, redis_pid, axon_ports, axon_pids, admin_ports, haproxy_pid, work) and
 # $target is the public address as bt-dendrite takes it. Every process started here, by
 # scripts/fleet or added to extra_pids, is stopped on exit; the temporary directory is removed.
@@ -39,7 +39,11 @@ fleet_on_exit() {
   fleet_stop
   if ((status != 0)); then
     echo "---- scripts/fleet output"; cat "$tmp/fleet.out" 2>/dev/null || true
-    for f in "$tmp"/work/*/*.log; do [[ -f "$f" ]] && { echo "---- $f"; tail -n 20 "$f"; }; done
+    # The last lines of each log other than its access lines for answers 200, which are most of
+    # a loaded axon's log and say nothing about a failure.
+    for f in "$tmp"/work/*/*.log; do
+      [[ -f "$f" ]] && { echo "---- $f"; grep -v '| 200 | Success |' "$f" | tail -n 20; }
+    done
   fi
   rm -rf "$tmp"
 }
@@ -56,7 +60,7 @@ fleet_start() {
   done
   mkdir -p "$tmp/work"
   TMPDIR=$tmp/work BT_FLEET_KEEP=1 BT_AXON_EXE=$axon BT_FLEET_INFO=$tmp/info BT_FLEET_DEBUG=1 \
-    "$src/scripts/fleet" "$1" >"$tmp/fleet.out" 2>&1 &
+    BT_FLEET_AXON_ARGS=${fleet_axon_args:-} "$src/scripts/fleet" "$1" >"$tmp/fleet.out" 2>&1 &
   fleet=$!
   for _ in $(seq 600); do
     [[ -f "$tmp/info" ]] && break
@@ -183,6 +187,8 @@ for name in sys.argv[1:]:
             seen.add(key)
         elif a["status_code"] is not None:
             axon_err += 1
+            print(f"answered by an axon: dendrite {d['status_code']} {d['status_message']!r}, "
+                  f"axon {a['status_code']} {a['status_message']!r}", file=sys.stderr)
         else:
             client_err += 1
 print(calls, ok, axon_err, client_err, dup)
