@@ -321,6 +321,7 @@ int main(int argc, char** argv) {
   std::size_t max_queued = defaults.max_queued_requests;
   std::uint32_t max_header_bytes = defaults.max_header_bytes;
   std::uint64_t max_body_bytes = defaults.max_body_bytes;
+  std::size_t idle_buffer_bytes = defaults.idle_buffer_bytes;
   // Epistula requests (docs/protocol.md 12.2): the timestamp window and the Signed-For rule.
   std::uint32_t epistula_past_ms =
       static_cast<std::uint32_t>(defaults.epistula_past_window.count());
@@ -384,6 +385,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--axon.max_body_bytes", max_body_bytes, "Request body; larger: 413")
       ->check(bt::cli::in_range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--axon.idle_buffer_bytes", idle_buffer_bytes,
+                 "Body buffers idle keep-alive connections keep for their next request, in total "
+                 "over the axon; 0: never keep")
+      ->check(bt::cli::in_range(std::size_t{0}, std::size_t{1} << 34))
       ->capture_default_str();
   app.add_option("--axon.epistula_past_ms", epistula_past_ms,
                  "Epistula requests: milliseconds an Epistula-Timestamp may lie in the past; "
@@ -715,6 +721,7 @@ int main(int argc, char** argv) {
     o.max_queued_requests = max_queued;
     o.max_header_bytes = max_header_bytes;
     o.max_body_bytes = max_body_bytes;
+    o.idle_buffer_bytes = idle_buffer_bytes;
     o.epistula_past_window = std::chrono::milliseconds(epistula_past_ms);
     o.epistula_future_window = std::chrono::milliseconds(epistula_future_ms);
     o.epistula_require_signed_for = epistula_require_signed_for == "on";
