@@ -129,6 +129,7 @@ connection::connection(axon::impl& core, strand_t strand, std::unique_ptr<byte_s
 std::shared_ptr<connection> make_tcp_connection(axon::impl& core, socket_t socket) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);  // answers are written in one piece; never delay them
+  socket.non_blocking(true, ec);               // for the write in place (stream_adapter::write)
   std::string ip;
   std::uint16_t port = 0;
   if (const auto peer = socket.remote_endpoint(ec); !ec) {
@@ -170,6 +171,7 @@ void connection::reuse(std::string peer_ip, std::uint16_t peer_port) noexcept {
   session_ = connection_session{};
   idle_ = false;
   linger_ = false;
+  bytes_read_ = 0;
 }
 
 void connection::notify_stop() {
@@ -260,11 +262,13 @@ task<void> connection::drain_before_close() {
   }
 }
 
-task<beast::error_code> connection::read_more() {
-  const std::size_t room = beast::read_size(buffer_, 65536);
+task<beast::error_code> connection::read_more(std::size_t at_least) {
+  std::size_t room = beast::read_size(buffer_, read_room);
   if (room == 0) co_return http::error::buffer_overflow;
+  room = std::max(room, std::min({at_least, read_room, buffer_.max_size() - buffer_.size()}));
   auto [ec, n] = co_await stream_->read_some(buffer_.prepare(room));
   buffer_.commit(n);
+  bytes_read_ += n;
   co_return ec;
 }
 
@@ -641,7 +645,7 @@ task<void> connection::run(std::shared_ptr<connection> self) {
         if (!first) c.release_request_memory();
         c.idle_ = true;
         c.stream_->expires_after(first ? opts.header_timeout : opts.idle_timeout);
-        const beast::error_code ec = co_await c.read_more();
+        const beast::error_code ec = co_await c.read_more(std::exchange(c.bytes_read_, 0));
         c.idle_ = false;
         c.return_kept_buffers();
         if (ec) break;  // EOF, reset, idle timeout or stop: nothing to answer
