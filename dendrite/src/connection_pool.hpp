@@ -27,10 +27,11 @@ namespace bt::detail {
 /// A keep-alive connection and the buffers it reuses from call to call.
 struct pooled_connection {
   boost::asio::ip::tcp::socket socket;
-  boost::beast::flat_buffer buffer;  ///< response bytes; empty between calls
-  std::string head, body;            ///< request buffers
-  std::string scratch;               ///< the signed message
-  std::string local_ip;              ///< local address of the socket (default dendrite ip)
+  boost::beast::flat_buffer buffer;   ///< response bytes; empty between calls
+  std::string head, body;             ///< request buffers
+  std::string scratch;                ///< the signed message
+  std::string local_ip;               ///< local address of the socket (default dendrite ip)
+  std::size_t last_answer_bytes = 0;  ///< of the last response read: the next read's room
   std::chrono::steady_clock::time_point idle_since{};
   client_session session;  ///< dendrite_options::session: this connection's session, if any
 

@@ -51,6 +51,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -77,10 +78,11 @@ namespace detail {
 /// http::error::buffer_overflow); body bytes never accumulate in it (they go to the body).
 constexpr std::size_t read_buffer_slack = 64u << 10;
 
-/// The capacity a connection's read buffer has before a response is read. Beast reads
-/// max(512, free capacity) bytes at a time, so a buffer sized by the answers before took a small
-/// answer in two or three system calls; with this room an answer of a few KiB (a ping's is
-/// ~1.4 KiB) comes in one.
+/// The least capacity a connection's read buffer has before a response is read. Beast reads
+/// max(512, free capacity) bytes at a time, and the parser moves body bytes out of the buffer
+/// as they come, so the buffer stayed small and an answer took a system call per few hundred
+/// bytes; with this room an answer of a few KiB (a ping's is ~1.4 KiB) comes in one, and a
+/// connection whose last answer was larger asks for that much (up to read_buffer_slack).
 constexpr std::size_t read_room = 4u << 10;
 
 std::size_t read_buffer_max(const dendrite_options& o) {
@@ -645,10 +647,11 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   net::awaitable<beast::error_code> read_final_head() {
     for (;;) {
       new_parser();
-      conn_->buffer.reserve(read_room);
+      conn_->buffer.reserve(std::clamp(conn_->last_answer_bytes, read_room, read_buffer_slack));
       auto [ec, n] =
           stream_ ? co_await http::async_read_header(conn_->socket, conn_->buffer, *parser_, use_ec)
                   : co_await http::async_read(conn_->socket, conn_->buffer, *parser_, use_ec);
+      if (!ec) conn_->last_answer_bytes = n;
       throw_if_stopped();
       if (ec || parser_->get().result_int() / 100 != 1) co_return ec;
       skip_interim(n);
