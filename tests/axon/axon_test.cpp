@@ -40,10 +40,7 @@ namespace {
 
 using bt::test::alice;
 using bt::test::bob;
-const bt::keypair& charlie() {
-  static const bt::keypair k = bt::keypair::from_uri("//Charlie");
-  return k;
-}
+using bt::test::charlie;
 
 void double_it(dummy& s, const bt::request_context&) {
   s.dummy_output = s.dummy_input * 2;

@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/dev_keys.hpp"
+#include "support/memory_answers.hpp"
 #include "support/python_client.hpp"
 
 #include <boost/beast/http/parser.hpp>
@@ -39,6 +40,7 @@ using bt::detail::epistula_headers;
 using bt::test::alice;
 using bt::test::bob;
 using bt::test::charlie;
+using bt::test::only_response;
 
 constexpr std::string_view fixed_uuid = "0f1e2d3c-4b5a-4978-a6b5-c4d3e2f1a0b9";
 
@@ -99,18 +101,6 @@ struct signed_request {
     return h;
   }
 };
-
-http::response<http::string_body> only_response(std::string_view bytes) {
-  http::response_parser<http::string_body> p;
-  p.eager(true);
-  boost::beast::error_code ec;
-  const std::size_t used = p.put(boost::asio::buffer(bytes.data(), bytes.size()), ec);
-  INFO("answer bytes: " << bytes);
-  REQUIRE_FALSE(ec);
-  REQUIRE(p.is_done());
-  REQUIRE(used == bytes.size());
-  return p.release();
-}
 
 bt::json json_of(const http::response<http::string_body>& r) {
   auto j = bt::json::parse(r.body(), nullptr, false);

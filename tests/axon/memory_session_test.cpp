@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/dev_keys.hpp"
+#include "support/memory_answers.hpp"
 #include "support/python_client.hpp"
 
 #include <boost/beast/http/parser.hpp>
@@ -32,29 +33,8 @@ using bt::detail::axon_errc;
 using bt::examples::dummy;
 using bt::test::alice;
 using bt::test::bob;
-
-/// The answers in `bytes`, in order; fails the test if a response is incomplete or malformed.
-std::vector<http::response<http::string_body>> parse_responses(std::string_view bytes) {
-  std::vector<http::response<http::string_body>> out;
-  while (!bytes.empty()) {
-    http::response_parser<http::string_body> p;
-    p.eager(true);
-    boost::beast::error_code ec;
-    const std::size_t used = p.put(boost::asio::buffer(bytes.data(), bytes.size()), ec);
-    INFO("answer bytes: " << bytes);
-    REQUIRE_FALSE(ec);
-    REQUIRE(p.is_done());
-    out.push_back(p.release());
-    bytes.remove_prefix(used);
-  }
-  return out;
-}
-
-http::response<http::string_body> only_response(std::string_view bytes) {
-  auto all = parse_responses(bytes);
-  REQUIRE(all.size() == 1);
-  return std::move(all.front());
-}
+using bt::test::only_response;
+using bt::test::parse_responses;
 
 std::string message_of(const http::response<http::string_body>& r) {
   const auto j = bt::json::parse(r.body(), nullptr, false);

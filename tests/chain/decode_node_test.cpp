@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <support/temp_dir.hpp>
 
+#include "decimal.hpp"
 #include "polkadot_peer.hpp"
 #include "recorded_session.hpp"
 
@@ -32,19 +33,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using bt::test::dec;
 using bt::test::shell_quote;
 using bt::test::temp_dir;
 
-std::string dec(bt::uint128_t v) {
-  if (v == 0) return "0";
-  std::string s;
-  for (; v != 0; v /= 10) s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-  return s;
-}
-template <class T>
-std::string dec(T v) {
-  return std::to_string(v);
-}
 std::string ss58(const bt::account_id32& k) {
   return bt::ss58::encode(k, 42);
 }

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <support/temp_dir.hpp>
 
+#include <chain/decimal.hpp>
 #include <chain/metadata_vectors.hpp>
 #include <chain/polkadot_peer.hpp>
 #include <support/dev_keys.hpp>
@@ -26,15 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using bt::test::dec;
 using bt::test::shell_quote;
 using bt::test::temp_dir;
-
-std::string dec(unsigned __int128 v) {
-  if (v == 0) return "0";
-  std::string s;
-  for (; v != 0; v /= 10) s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-  return s;
-}
 
 struct built {
   std::string name;

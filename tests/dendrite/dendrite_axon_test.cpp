@@ -7,12 +7,14 @@
 #include <bt/examples/dummy.hpp>
 
 #include "fault_server.hpp"
+#include "support/example_queries.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <thread>
 
 using bt::examples::dummy;
+using bt::test::dummy_query;
 using namespace bt::test;
 
 namespace {
@@ -50,12 +52,6 @@ struct running_axon {
   }
 };
 
-dummy query(std::int64_t input) {
-  dummy q;
-  q.dummy_input = input;
-  return q;
-}
-
 }  // namespace
 
 TEST_CASE("against our axon: 200 for the ping and for Dummy", "[dendrite][axon]") {
@@ -68,7 +64,7 @@ TEST_CASE("against our axon: 200 for the ping and for Dummy", "[dendrite][axon]"
   CHECK(ping.axon.process_time.has_value());
   CHECK(ping.dendrite.process_time.has_value());
 
-  auto r = d.call(srv.info(), query(21), 5.0);
+  auto r = d.call(srv.info(), dummy_query(21), 5.0);
   CHECK(r.dendrite.status_code == 200);
   CHECK(r.dummy_output == 42);
   CHECK(r.dummy_input == 21);
@@ -85,13 +81,13 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
     target.hotkey = running_axon::charlie().ss58_address();
     // The axon's 401 is signed by its own hotkey, not the one addressed: by default
     // (verify_responses = if_present) the dendrite reports that (PROTOCOL 5.15) ...
-    auto r = d.call(target, query(1), 5.0);
+    auto r = d.call(target, dummy_query(1), 5.0);
     CHECK(r.dendrite.status_code == 421);
     CHECK(r.dendrite.status_message ==
           "Response not authenticated: signature mismatch with the axon's hotkey " + target.hotkey);
     // ... and without the check it sees the axon's ordinary 401.
     bt::dendrite unchecked(alice(), {.verify_responses = bt::response_verification::off});
-    r = unchecked.call(target, query(1), 5.0);
+    r = unchecked.call(target, dummy_query(1), 5.0);
     CHECK(r.dendrite.status_code == 401);
     CHECK_THAT(r.dendrite.status_message.value_or(""),
                Catch::StartsWith("Not Verified with error"));
@@ -99,7 +95,7 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
   }
   SECTION("403: blacklisted caller") {
     bt::dendrite banned(running_axon::charlie());
-    auto r = banned.call(srv.info(), query(1), 5.0);
+    auto r = banned.call(srv.info(), dummy_query(1), 5.0);
     CHECK(r.dendrite.status_code == 403);
     CHECK(r.dendrite.status_message == "Forbidden. Key is blacklisted: banned.");
     CHECK(r.is_blacklist());
@@ -114,20 +110,20 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
                Catch::StartsWith("Synapse name 'Unknown' not found"));
   }
   SECTION("500: the handler throws") {
-    auto r = d.call(srv.info(), query(-1), 5.0);
+    auto r = d.call(srv.info(), dummy_query(-1), 5.0);
     CHECK(r.dendrite.status_code == 500);
     CHECK_THAT(r.dendrite.status_message.value_or(""),
                Catch::StartsWith("Internal Server Error #"));
     CHECK_FALSE(r.dummy_output.has_value());
   }
   SECTION("a status chosen by the handler") {
-    auto r = d.call(srv.info(), query(-2), 5.0);
+    auto r = d.call(srv.info(), dummy_query(-2), 5.0);
     CHECK(r.dendrite.status_code == 429);
     CHECK(r.dendrite.status_message == "slow down");
   }
   SECTION("408: the handler outlives the timeout") {
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = d.call(srv.info(), query(-3), 0.5);
+    auto r = d.call(srv.info(), dummy_query(-3), 0.5);
     CHECK(r.dendrite.status_code == 408);
     CHECK(r.is_timeout());
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1400));
@@ -135,7 +131,7 @@ TEST_CASE("against our axon: every error status with its message", "[dendrite][a
   SECTION("503: nobody listens any more") {
     auto info = srv.info();
     srv.ax.stop();
-    auto r = d.call(info, query(1), 2.0);
+    auto r = d.call(info, dummy_query(1), 2.0);
     CHECK(r.dendrite.status_code == 503);
   }
 }
@@ -151,7 +147,7 @@ TEST_CASE("against our axon: concurrent calls from one dendrite", "[dendrite][ax
     auto info = ax.info();
     info.ip = "127.0.0.1";
     bt::dendrite d(alice(), {.threads = 2, .max_concurrency = 16});
-    auto rs = d.forward(std::vector<bt::axon_info>(200, info), query(5), 10.0);
+    auto rs = d.forward(std::vector<bt::axon_info>(200, info), dummy_query(5), 10.0);
     REQUIRE(rs.size() == 200);
     std::size_t ok = 0;
     for (auto& r : rs) {
@@ -172,7 +168,7 @@ TEST_CASE("against our axon: concurrent calls from one dendrite", "[dendrite][ax
     auto info = ax.info();
     info.ip = "127.0.0.1";
     bt::dendrite d(alice(), {.threads = 2, .max_concurrency = 16});
-    auto rs = d.forward(std::vector<bt::axon_info>(200, info), query(5), 10.0);
+    auto rs = d.forward(std::vector<bt::axon_info>(200, info), dummy_query(5), 10.0);
     REQUIRE(rs.size() == 200);
     for (auto& r : rs) {
       INFO(r.dendrite.status_message.value_or("None"));
@@ -185,7 +181,7 @@ TEST_CASE("against our axon: concurrent calls from one dendrite", "[dendrite][ax
     }
     // One at a time, every call is accepted.
     bt::dendrite seq(alice(), {.max_concurrency = 1});
-    auto rs2 = seq.forward(std::vector<bt::axon_info>(50, info), query(5), 10.0);
+    auto rs2 = seq.forward(std::vector<bt::axon_info>(50, info), dummy_query(5), 10.0);
     for (auto& r : rs2) CHECK(r.dendrite.status_code == 200);
     ax.stop();
   }

@@ -9,6 +9,7 @@
 #include <bt/json_body.hpp>
 
 #include "fault_server.hpp"
+#include "support/example_queries.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,18 +19,13 @@
 #include <future>
 
 using bt::examples::dummy;
+using bt::test::dummy_query;
 using namespace bt::test;
 
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-dummy query(std::int64_t input = 7) {
-  dummy q;
-  q.dummy_input = input;
-  return q;
 }
 
 /// A 200 answer as a Python axon would give (5.11): the request body echoed with outputs and
@@ -80,7 +76,7 @@ TEST_CASE("connection refused gives 503 Service unavailable, quickly", "[dendrit
     a.port = closed_port();
     a.hotkey = bob().ss58_address();
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = d.call(a, query(), 10.0);
+    auto r = d.call(a, dummy_query(), 10.0);
     CHECK(seconds_since(t0) < 5.0);  // refused, not timed out
     CHECK(r.dendrite.status_code == 503);
     CHECK(r.dendrite.status_message ==
@@ -107,7 +103,7 @@ TEST_CASE("a target hotkey that is not an SS58 address fails at once, before any
   bad_checksum.back() = bad_checksum.back() == 'a' ? 'b' : 'a';
   for (const std::string& hotkey : {std::string("hello"), std::string(), bad_checksum}) {
     INFO("hotkey '" << hotkey << "'");
-    auto r = d.call(srv.axon(hotkey), query(), 5.0);
+    auto r = d.call(srv.axon(hotkey), dummy_query(), 5.0);
     CHECK(r.dendrite.status_code == 422);
     CHECK_THAT(r.dendrite.status_message.value_or(""),
                Catch::StartsWith("Failed to parse response: invalid axon hotkey '" + hotkey +
@@ -127,7 +123,7 @@ TEST_CASE("a server that accepts and never answers gives 408 at the deadline",
   });
   bt::dendrite d(alice());
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = d.call(srv.axon(bob().ss58_address()), query(), 0.5);
+  auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 0.5);
   const double el = seconds_since(t0);
   CHECK(r.dendrite.status_code == 408);
   CHECK(r.dendrite.status_message == "Request timeout after 0.5 seconds");
@@ -146,7 +142,7 @@ TEST_CASE("a listener that never accepts gives 408 at the deadline", "[dendrite]
   a.port = acc.local_endpoint().port();
   a.hotkey = bob().ss58_address();
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = d.call(a, query(), 0.3);
+  auto r = d.call(a, dummy_query(), 0.3);
   CHECK(r.dendrite.status_code == 408);
   CHECK(r.dendrite.status_message == "Request timeout after 0.3 seconds");
   CHECK(seconds_since(t0) < 1.3);
@@ -165,7 +161,7 @@ TEST_CASE("drip-feeding cannot extend the deadline", "[dendrite][faults]") {
     });
     bt::dendrite d(alice());
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = d.call(srv.axon(bob().ss58_address()), query(), 0.5);
+    auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 0.5);
     CHECK(r.dendrite.status_code == 408);
     CHECK(seconds_since(t0) < 1.5);
   }
@@ -183,7 +179,7 @@ TEST_CASE("drip-feeding cannot extend the deadline", "[dendrite][faults]") {
     });
     bt::dendrite d(alice());
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = d.call(srv.axon(bob().ss58_address()), query(), 0.5);
+    auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 0.5);
     CHECK(r.dendrite.status_code == 408);
     CHECK(r.dendrite.status_message == "Request timeout after 0.5 seconds");
     CHECK(seconds_since(t0) < 1.5);
@@ -198,7 +194,7 @@ TEST_CASE("a peer closing mid-response", "[dendrite][faults]") {
       s.close();
     });
     bt::dendrite d(alice());
-    auto r = d.call(srv.axon(bob().ss58_address()), query(), 5.0);
+    auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 5.0);
     CHECK(r.dendrite.status_code == 503);
     CHECK(r.dendrite.status_message == "Service disconnected: Server disconnected");
   }
@@ -210,7 +206,7 @@ TEST_CASE("a peer closing mid-response", "[dendrite][faults]") {
       s.close();
     });
     bt::dendrite d(alice());
-    auto r = d.call(srv.axon(bob().ss58_address()), query(), 5.0);
+    auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 5.0);
     CHECK(r.dendrite.status_code == 503);
     CHECK(r.dendrite.status_message == "Service disconnected: Server disconnected");
   }
@@ -224,7 +220,7 @@ TEST_CASE("a peer closing mid-response", "[dendrite][faults]") {
       s.close();
     });
     bt::dendrite d(alice());
-    auto r = d.call(srv.axon(bob().ss58_address()), query(), 5.0);
+    auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 5.0);
     CHECK(r.dendrite.status_code == 400);
     CHECK(r.dendrite.status_message == "Payload error: Response payload is not completed");
   }
@@ -289,7 +285,7 @@ TEST_CASE("oversized, malformed and mis-framed responses give 422", "[dendrite][
       });
       bt::dendrite d(alice(), {.max_response_body_bytes = 1024});
       const auto t0 = std::chrono::steady_clock::now();
-      auto r = d.call(srv.axon(bob().ss58_address()), query(), 5.0);
+      auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 5.0);
       CHECK(seconds_since(t0) < 1.9);
       CHECK(r.dendrite.status_code == 422);
       REQUIRE(r.dendrite.status_message.has_value());
@@ -311,7 +307,7 @@ TEST_CASE("an invalid axon address gives 422 without any connection", "[dendrite
   a.ip = "miner.example.com";  // names are never resolved
   a.port = 8091;
   a.hotkey = bob().ss58_address();
-  auto r = d.call(a, query(), 1.0);
+  auto r = d.call(a, dummy_query(), 1.0);
   CHECK(r.dendrite.status_code == 422);
   CHECK_THAT(*r.dendrite.status_message,
              Catch::StartsWith("Failed to parse response: invalid axon address"));
@@ -333,7 +329,7 @@ TEST_CASE("non-200 answers take the status and message", "[dendrite][responses]"
     co_await write_text(s, resp);
   });
   bt::dendrite d(alice());
-  auto r = d.call(srv.axon(bob().ss58_address()), query(), 5.0);
+  auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 5.0);
   CHECK(r.dendrite.status_code == 403);
   CHECK(r.dendrite.status_message == "Forbidden. Key is blacklisted: not registered.");
   CHECK(r.is_blacklist());
@@ -355,7 +351,7 @@ TEST_CASE("non-200 answers take the status and message", "[dendrite][responses]"
       co_await read_request(s, buf, log);
       co_await write_text(s, resp2);
     });
-    auto r2 = d.call(srv2.axon(bob().ss58_address()), query(), 5.0);
+    auto r2 = d.call(srv2.axon(bob().ss58_address()), dummy_query(), 5.0);
     CHECK(r2.dendrite.status_code == 404);
     CHECK_FALSE(r2.dendrite.status_message.has_value());
   }
@@ -375,7 +371,7 @@ TEST_CASE("200 merges only outputs and status (D6)", "[dendrite][responses]") {
     co_await write_text(s, http_response(200, body));
   });
   bt::dendrite d(alice());
-  auto r = d.call(srv.axon(bob().ss58_address()), query(7), 5.0);
+  auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(7), 5.0);
   CHECK(r.dendrite.status_code == 200);
   CHECK(r.dendrite.status_message == "Success");
   CHECK(r.is_success());
@@ -400,7 +396,7 @@ TEST_CASE("a 200 without any axon status is a failure, as in Python (6.5)",
     co_await write_text(s, http_response(200, R"({"dummy_input":7,"dummy_output":14})"));
   });
   bt::dendrite d(alice());
-  auto r = d.call(srv.axon(bob().ss58_address()), query(7), 5.0);
+  auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(7), 5.0);
   CHECK_FALSE(r.dendrite.status_code.has_value());
   CHECK(r.is_failure());
   CHECK(r.dummy_output == 14);
@@ -412,7 +408,7 @@ TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
     fault_server srv(echo_doubler());
     bt::dendrite d(alice());
     for (int i = 1; i <= 5; ++i) {
-      auto r = d.call(srv.axon(bob().ss58_address()), query(i), 5.0);
+      auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(i), 5.0);
       CHECK(r.dendrite.status_code == 200);
       CHECK(r.dummy_output == 2 * i);
     }
@@ -454,8 +450,8 @@ TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
     });
     bt::dendrite d(alice());
     auto a = srv.axon(bob().ss58_address());
-    CHECK(d.call(a, query(), 5.0).dendrite.status_code == 200);
-    auto r = d.call(a, query(), 5.0);
+    CHECK(d.call(a, dummy_query(), 5.0).dendrite.status_code == 200);
+    auto r = d.call(a, dummy_query(), 5.0);
     CHECK(r.dendrite.status_code == 200);
     const auto st = d.stats();
     CHECK(st.retries == 1);
@@ -483,14 +479,14 @@ TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
     bt::dendrite d(alice());
     auto a = srv.axon(bob().ss58_address());
     // Idle long enough to be checked before reuse: the FIN is seen, no request is lost.
-    CHECK(d.call(a, query(), 5.0).dendrite.status_code == 200);
+    CHECK(d.call(a, dummy_query(), 5.0).dendrite.status_code == 200);
     std::this_thread::sleep_for(700ms);  // idle age is time: the subject of this section
-    CHECK(d.call(a, query(), 5.0).dendrite.status_code == 200);
+    CHECK(d.call(a, dummy_query(), 5.0).dendrite.status_code == 200);
     CHECK(d.stats().connections_opened == 2);
     CHECK(d.stats().retries == 0);
     // Recently used connections are reused without the check; the retry covers the race.
     std::this_thread::sleep_for(50ms);
-    CHECK(d.call(a, query(), 5.0).dendrite.status_code == 200);
+    CHECK(d.call(a, dummy_query(), 5.0).dendrite.status_code == 200);
     CHECK(d.stats().connections_opened == 3);
     CHECK(d.stats().retries == 1);
   }
@@ -507,7 +503,7 @@ TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
       co_await sleep_for(1s);
     });
     bt::dendrite d(alice());
-    CHECK(d.call(srv.axon(bob().ss58_address()), query(), 5.0).dendrite.status_code == 200);
+    CHECK(d.call(srv.axon(bob().ss58_address()), dummy_query(), 5.0).dendrite.status_code == 200);
     CHECK(d.stats().idle_connections == 0);
   }
 }
@@ -523,13 +519,13 @@ TEST_CASE("no descriptor leaks across faults and pooling", "[dendrite][pool]") {
   {
     bt::dendrite d(alice());
     for (int i = 0; i < 3; ++i) {
-      d.call(ok.axon(bob().ss58_address()), query(), 5.0);
-      d.call(silent.axon(bob().ss58_address()), query(), 0.1);
+      d.call(ok.axon(bob().ss58_address()), dummy_query(), 5.0);
+      d.call(silent.axon(bob().ss58_address()), dummy_query(), 0.1);
       bt::axon_info refused;
       refused.ip = "127.0.0.1";
       refused.port = closed_port();
       refused.hotkey = bob().ss58_address();  // else refused before connecting (not SS58)
-      d.call(refused, query(), 1.0);
+      d.call(refused, dummy_query(), 1.0);
     }
     CHECK(d.stats().idle_connections == 1);
     d.close_idle();
@@ -553,7 +549,7 @@ TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite]
     std::promise<dummy> p;
     auto f = p.get_future();
     d.async_call(
-        silent.axon(bob().ss58_address()), query(), 10.0,
+        silent.axon(bob().ss58_address()), dummy_query(), 10.0,
         net::bind_cancellation_slot(sig.slot(), [&p](dummy r) { p.set_value(std::move(r)); }));
     REQUIRE(silent.log().wait_count(1));
     sig.emit(net::cancellation_type::terminal);
@@ -567,7 +563,7 @@ TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite]
     auto f = p.get_future();
     {
       bt::dendrite d(alice());
-      d.async_call(silent.axon(bob().ss58_address()), query(), 10.0,
+      d.async_call(silent.axon(bob().ss58_address()), dummy_query(), 10.0,
                    [&p](dummy r) { p.set_value(std::move(r)); });
       REQUIRE(silent.log().wait_count(1));
     }

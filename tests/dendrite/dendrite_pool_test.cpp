@@ -6,6 +6,7 @@
 #include <bt/json_body.hpp>
 
 #include "fault_server.hpp"
+#include "support/example_queries.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,15 +16,10 @@
 #include <future>
 
 using bt::examples::dummy;
+using bt::test::dummy_query;
 using namespace bt::test;
 
 namespace {
-
-dummy query(std::int64_t input = 7) {
-  dummy q;
-  q.dummy_input = input;
-  return q;
-}
 
 /// A Python-shaped keep-alive 200 for a Dummy request: dummy_output = 2 * dummy_input.
 std::string doubled_answer(const http::request<http::string_body>& req) {
@@ -74,7 +70,7 @@ TEST_CASE("the pool keeps at most max_idle_per_endpoint per axon and max_idle_to
     for (std::size_t k = 0; k < per_axon; ++k) targets.push_back(srv.axon(bob().ss58_address(), i));
 
   bt::dendrite d(alice(), {.threads = 2, .max_idle_per_endpoint = 2, .max_idle_total = 5});
-  auto first = d.forward(targets, query(4), 10.0);
+  auto first = d.forward(targets, dummy_query(4), 10.0);
   for (auto& r : first) {
     CHECK(r.dendrite.status_code == 200);
     CHECK(r.dummy_output == 8);
@@ -85,7 +81,7 @@ TEST_CASE("the pool keeps at most max_idle_per_endpoint per axon and max_idle_to
   // 2 per axon would be 6; the total cap keeps 5, and the other four were closed.
   CHECK(st.idle_connections == 5);
 
-  auto second = d.forward(targets, query(5), 10.0);
+  auto second = d.forward(targets, dummy_query(5), 10.0);
   for (auto& r : second) CHECK(r.dendrite.status_code == 200);
   st = d.stats();
   CHECK(st.connections_reused == 5);   // every pooled connection was used again
@@ -99,10 +95,10 @@ TEST_CASE("a connection idle longer than idle_timeout is closed instead of reuse
   fault_server srv(hold_until_batch(1));
   bt::dendrite d(alice(), {.idle_timeout = std::chrono::milliseconds(1)});
   const auto a = srv.axon(bob().ss58_address());
-  CHECK(d.call(a, query(1), 10.0).dendrite.status_code == 200);
+  CHECK(d.call(a, dummy_query(1), 10.0).dendrite.status_code == 200);
   CHECK(d.stats().idle_connections == 1);
   std::this_thread::sleep_for(20ms);  // make the pooled connection older than idle_timeout
-  auto r = d.call(a, query(2), 10.0);
+  auto r = d.call(a, dummy_query(2), 10.0);
   CHECK(r.dendrite.status_code == 200);
   CHECK(r.dummy_output == 4);
   const auto st = d.stats();
@@ -124,7 +120,7 @@ TEST_CASE("calls of a cancelled fan-out still queued never connect", "[dendrite]
   net::cancellation_signal cancel;
   std::promise<std::vector<dummy>> p;
   auto f = p.get_future();
-  d.async_forward(targets, query(), 20.0,
+  d.async_forward(targets, dummy_query(), 20.0,
                   net::bind_cancellation_slot(
                       cancel.slot(), [&p](std::vector<dummy> r) { p.set_value(std::move(r)); }));
   REQUIRE(srv.log().wait_count(1));

@@ -13,6 +13,7 @@
 #include <bt/session_auth.hpp>
 
 #include "fault_server.hpp"
+#include "support/example_queries.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +24,7 @@
 #include <string>
 
 using bt::examples::dummy;
+using bt::test::dummy_query;
 using namespace bt::test;
 namespace session_auth = bt::session_auth;
 
@@ -54,7 +56,7 @@ struct session_axon {
 };
 
 /// What the relay does to each answer on its way back.
-enum class tamper {
+enum class mac_tamper {
   none,
   mac_body_byte,  ///< one byte of the body of an answer that carries bt-response-mac
   strip_mac,      ///< bt-response-mac removed
@@ -71,7 +73,7 @@ struct wire_counts {
 /// A relay to 127.0.0.1:`upstream` keeping ONE upstream connection per downstream connection
 /// (a session lives in its connection), counting the session headers it passes and altering
 /// answers as `how` says.
-behaviour session_relay(std::uint16_t upstream, tamper how, wire_counts& seen) {
+behaviour session_relay(std::uint16_t upstream, mac_tamper how, wire_counts& seen) {
   return [upstream, how, &seen](tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf, ubuf;
     tcp::socket up(s.get_executor());
@@ -95,9 +97,9 @@ behaviour session_relay(std::uint16_t upstream, tamper how, wire_counts& seen) {
       if (res.count(session_auth::response_mac_header)) ++seen.response_macs;
       if (res.count(bt::response_signature::header)) ++seen.response_signatures;
       switch (how) {
-        case tamper::none:
+        case mac_tamper::none:
           break;
-        case tamper::mac_body_byte:
+        case mac_tamper::mac_body_byte:
           if (res.count(session_auth::response_mac_header)) {
             std::string& b = res.body();
             const auto at = b.find("\"dummy_output\":");
@@ -107,10 +109,10 @@ behaviour session_relay(std::uint16_t upstream, tamper how, wire_counts& seen) {
             }
           }
           break;
-        case tamper::strip_mac:
+        case mac_tamper::strip_mac:
           res.erase(session_auth::response_mac_header);
           break;
-        case tamper::accept_byte:
+        case mac_tamper::accept_byte:
           if (auto it = res.find(session_auth::accept_header); it != res.end()) {
             std::string v(it->value());  // "v1.{session_id}...": a digit of the id
             v[3] = v[3] == 'a' ? 'b' : 'a';
@@ -125,18 +127,11 @@ behaviour session_relay(std::uint16_t upstream, tamper how, wire_counts& seen) {
   };
 }
 
-dummy query(std::int64_t input) {
-  dummy q;
-  q.dummy_input = input;
-  return q;
-}
-
 bt::dendrite_options with_session(bt::response_verification v) {
   return bt::dendrite_options{.verify_responses = v, .session = true};
 }
 
-constexpr auto if_present = bt::response_verification::if_present;
-constexpr auto required = bt::response_verification::required;
+using rv = bt::response_verification;
 
 }  // namespace
 
@@ -144,11 +139,11 @@ TEST_CASE("sessions: many calls on one connection, one offer and one accept",
           "[dendrite][axon][session]") {
   session_axon srv(true);
   wire_counts seen;
-  fault_server relay(session_relay(srv.info().port, tamper::none, seen));
-  bt::dendrite d(alice(), with_session(required));
+  fault_server relay(session_relay(srv.info().port, mac_tamper::none, seen));
+  bt::dendrite d(alice(), with_session(rv::required));
   constexpr int calls = 40;
   for (int i = 0; i < calls; ++i) {
-    auto r = d.call(relay.axon(bob().ss58_address()), query(i), 5.0);
+    auto r = d.call(relay.axon(bob().ss58_address()), dummy_query(i), 5.0);
     INFO(i << ": " << r.dendrite.status_message.value_or(""));
     REQUIRE(r.dendrite.status_code == 200);
     CHECK(r.dummy_output == 2 * i);
@@ -177,10 +172,10 @@ TEST_CASE("sessions: the axon's request bound moves the dendrite to a new connec
           "[dendrite][axon][session]") {
   session_axon srv(true, /*max_requests=*/5);
   wire_counts seen;
-  fault_server relay(session_relay(srv.info().port, tamper::none, seen));
-  bt::dendrite d(alice(), with_session(required));
+  fault_server relay(session_relay(srv.info().port, mac_tamper::none, seen));
+  bt::dendrite d(alice(), with_session(rv::required));
   for (int i = 0; i < 12; ++i) {
-    auto r = d.call(relay.axon(bob().ss58_address()), query(i), 5.0);
+    auto r = d.call(relay.axon(bob().ss58_address()), dummy_query(i), 5.0);
     INFO(i << ": " << r.dendrite.status_message.value_or(""));
     REQUIRE(r.dendrite.status_code == 200);
   }
@@ -196,16 +191,16 @@ TEST_CASE("sessions: an altered or stripped response MAC is detected",
           "[dendrite][axon][session]") {
   session_axon srv(true);
   const auto call_twice = [](bt::dendrite& d, const bt::axon_info& target) {
-    auto first = d.call(target, query(3), 5.0);  // the offer: signed answer, untouched
+    auto first = d.call(target, dummy_query(3), 5.0);  // the offer: signed answer, untouched
     REQUIRE(first.dendrite.status_code == 200);
     REQUIRE(d.stats().sessions_established == 1);
-    return d.call(target, query(3), 5.0);  // MAC'd
+    return d.call(target, dummy_query(3), 5.0);  // MAC'd
   };
 
   SECTION("one byte of the body") {
-    for (auto v : {if_present, required}) {
+    for (auto v : {rv::if_present, rv::required}) {
       wire_counts seen;
-      fault_server relay(session_relay(srv.info().port, tamper::mac_body_byte, seen));
+      fault_server relay(session_relay(srv.info().port, mac_tamper::mac_body_byte, seen));
       bt::dendrite d(alice(), with_session(v));
       auto r = call_twice(d, relay.axon(bob().ss58_address()));
       CHECK(r.dendrite.status_code == 421);
@@ -218,12 +213,12 @@ TEST_CASE("sessions: an altered or stripped response MAC is detected",
 
   SECTION("stripped: accepted by if_present, refused by required") {
     wire_counts seen;
-    fault_server relay(session_relay(srv.info().port, tamper::strip_mac, seen));
-    bt::dendrite lax(alice(), with_session(if_present));
+    fault_server relay(session_relay(srv.info().port, mac_tamper::strip_mac, seen));
+    bt::dendrite lax(alice(), with_session(rv::if_present));
     auto ok = call_twice(lax, relay.axon(bob().ss58_address()));
     CHECK(ok.dendrite.status_code == 200);
     CHECK(ok.dummy_output == 6);
-    bt::dendrite strict(alice(), with_session(required));
+    bt::dendrite strict(alice(), with_session(rv::required));
     auto r = call_twice(strict, relay.axon(bob().ss58_address()));
     CHECK(r.dendrite.status_code == 421);
     CHECK(r.dendrite.status_message ==
@@ -235,10 +230,10 @@ TEST_CASE("sessions: an invalid accept closes the connection, the calls still su
           "[dendrite][axon][session]") {
   session_axon srv(true);
   wire_counts seen;
-  fault_server relay(session_relay(srv.info().port, tamper::accept_byte, seen));
-  bt::dendrite d(alice(), with_session(required));
+  fault_server relay(session_relay(srv.info().port, mac_tamper::accept_byte, seen));
+  bt::dendrite d(alice(), with_session(rv::required));
   for (int i = 0; i < 3; ++i) {
-    auto r = d.call(relay.axon(bob().ss58_address()), query(i), 5.0);
+    auto r = d.call(relay.axon(bob().ss58_address()), dummy_query(i), 5.0);
     INFO(r.dendrite.status_message.value_or(""));
     CHECK(r.dendrite.status_code == 200);  // judged by its valid response signature
     CHECK(r.dummy_output == 2 * i);
@@ -256,10 +251,10 @@ TEST_CASE("sessions: an axon that ignores the offer sees today's signed requests
           "[dendrite][axon][session]") {
   session_axon srv(false);  // as a Python axon: the offer header is ignored
   wire_counts seen;
-  fault_server relay(session_relay(srv.info().port, tamper::none, seen));
-  bt::dendrite d(alice(), with_session(required));
+  fault_server relay(session_relay(srv.info().port, mac_tamper::none, seen));
+  bt::dendrite d(alice(), with_session(rv::required));
   for (int i = 0; i < 10; ++i) {
-    auto r = d.call(relay.axon(bob().ss58_address()), query(i), 5.0);
+    auto r = d.call(relay.axon(bob().ss58_address()), dummy_query(i), 5.0);
     REQUIRE(r.dendrite.status_code == 200);
     CHECK(r.dummy_output == 2 * i);
   }
@@ -282,13 +277,13 @@ TEST_CASE("sessions: 16 calls in flight on 2 dendrite threads to 3 axons",
   bt::dendrite d(alice(), bt::dendrite_options{.threads = 2,
                                                .max_concurrency = 16,
                                                .max_idle_per_endpoint = 8,
-                                               .verify_responses = required,
+                                               .verify_responses = rv::required,
                                                .session = true});
   std::vector<bt::axon_info> targets;
   for (int i = 0; i < 16; ++i) targets.push_back((i % 3 == 0 ? a : i % 3 == 1 ? b : c).info());
   constexpr int rounds = 6;
   for (int round = 0; round < rounds; ++round) {
-    auto f = d.async_forward(targets, query(round), 20.0, boost::asio::use_future);
+    auto f = d.async_forward(targets, dummy_query(round), 20.0, boost::asio::use_future);
     // Generous bound: the calls end by their 20 s deadline at the latest; this proves "no hang".
     REQUIRE(f.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
     for (const dummy& r : f.get()) {

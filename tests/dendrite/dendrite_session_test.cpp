@@ -10,6 +10,7 @@
 #include <bt/session_auth.hpp>
 
 #include "fault_server.hpp"
+#include "support/example_queries.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,7 @@
 #include <string>
 
 using bt::examples::dummy;
+using bt::test::dummy_query;
 using namespace bt::test;
 namespace session_auth = bt::session_auth;
 
@@ -119,12 +121,6 @@ behaviour session_peer(peer_accept mode, std::uint64_t max_requests, peer_counts
   };
 }
 
-dummy query(std::int64_t input) {
-  dummy q;
-  q.dummy_input = input;
-  return q;
-}
-
 bt::dendrite_options with_session() {
   return bt::dendrite_options{.verify_responses = bt::response_verification::required,
                               .session = true};
@@ -138,7 +134,7 @@ TEST_CASE("session peer: one offer per connection, then MAC'd requests the peer 
   fault_server peer(session_peer(peer_accept::yes, 100000, seen));
   bt::dendrite d(alice(), with_session());
   for (int i = 0; i < 25; ++i) {
-    auto r = d.call(peer.axon(bob().ss58_address()), query(i), 5.0);
+    auto r = d.call(peer.axon(bob().ss58_address()), dummy_query(i), 5.0);
     INFO(i << ": " << r.dendrite.status_message.value_or(""));
     REQUIRE(r.dendrite.status_code == 200);
     CHECK(r.dummy_output == 2 * i);
@@ -168,7 +164,7 @@ TEST_CASE("session peer: a used-up session moves to a new connection before the 
   fault_server peer(session_peer(peer_accept::yes, 3, seen));
   bt::dendrite d(alice(), with_session());
   for (int i = 0; i < 7; ++i) {
-    auto r = d.call(peer.axon(bob().ss58_address()), query(i), 5.0);
+    auto r = d.call(peer.axon(bob().ss58_address()), dummy_query(i), 5.0);
     INFO(i << ": " << r.dendrite.status_message.value_or(""));
     REQUIRE(r.dendrite.status_code == 200);
   }
@@ -186,7 +182,7 @@ TEST_CASE("session peer: no accept declines for good, an invalid accept is refus
     fault_server peer(session_peer(peer_accept::never, 100000, seen));
     bt::dendrite d(alice(), bt::dendrite_options{.session = true});
     for (int i = 0; i < 5; ++i)
-      CHECK(d.call(peer.axon(bob().ss58_address()), query(i), 5.0).dummy_output == 2 * i);
+      CHECK(d.call(peer.axon(bob().ss58_address()), dummy_query(i), 5.0).dummy_output == 2 * i);
     CHECK(peer.log().connections == 1);
     CHECK(seen.offers == 1);
     CHECK(seen.signed_requests == 5);
@@ -197,7 +193,7 @@ TEST_CASE("session peer: no accept declines for good, an invalid accept is refus
     fault_server peer(session_peer(peer_accept::tampered, 100000, seen));
     bt::dendrite d(alice(), with_session());
     for (int i = 0; i < 3; ++i) {
-      auto r = d.call(peer.axon(bob().ss58_address()), query(i), 5.0);
+      auto r = d.call(peer.axon(bob().ss58_address()), dummy_query(i), 5.0);
       INFO(r.dendrite.status_message.value_or(""));
       CHECK(r.dendrite.status_code == 200);
     }
@@ -212,7 +208,7 @@ TEST_CASE("session peer: no accept declines for good, an invalid accept is refus
     fault_server peer(session_peer(peer_accept::yes, 100000, seen));
     bt::dendrite d(alice());
     for (int i = 0; i < 3; ++i)
-      CHECK(d.call(peer.axon(bob().ss58_address()), query(i), 5.0).dummy_output == 2 * i);
+      CHECK(d.call(peer.axon(bob().ss58_address()), dummy_query(i), 5.0).dummy_output == 2 * i);
     CHECK(seen.offers == 0);
     CHECK(seen.signed_requests == 3);
   }

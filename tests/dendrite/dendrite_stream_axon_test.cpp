@@ -26,6 +26,7 @@
 
 #include "support/collector.hpp"
 #include "support/dev_keys.hpp"
+#include "support/example_queries.hpp"
 #include "support/wait.hpp"
 
 using bt::examples::word_stream;
@@ -35,6 +36,7 @@ namespace {
 
 using bt::test::alice;
 using bt::test::bob;
+using bt::test::words_query;
 
 /// The WordStream miner of bt-axon: each word of `text` + "\n" as one chunk, `delay` before each.
 boost::asio::awaitable<void> stream_words(word_stream& s, bt::stream_writer& out,
@@ -77,12 +79,6 @@ struct miner {
 };
 
 using bt::test::collector;
-
-word_stream words_query(std::string text) {
-  word_stream q;
-  q.text = std::move(text);
-  return q;
-}
 
 }  // namespace
 

@@ -23,6 +23,7 @@
 #include <mutex>
 
 #include "support/collector.hpp"
+#include "support/example_queries.hpp"
 
 using bt::examples::word_stream;
 using namespace bt::test;
@@ -31,12 +32,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-word_stream words_query(std::string text) {
-  word_stream q;
-  q.text = std::move(text);
-  return q;
 }
 
 constexpr std::string_view ok_bt_headers =

@@ -12,6 +12,7 @@
 #include <bt/stream_writer.hpp>
 
 #include "fault_server.hpp"
+#include "support/example_queries.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,6 +22,7 @@
 
 using bt::examples::dummy;
 using bt::examples::word_stream;
+using bt::test::dummy_query;
 using namespace bt::test;
 
 namespace {
@@ -111,12 +113,6 @@ behaviour relay(std::uint16_t upstream, tamper how) {
   };
 }
 
-dummy query(std::int64_t input) {
-  dummy q;
-  q.dummy_input = input;
-  return q;
-}
-
 bt::dendrite_options mode(bt::response_verification v) {
   return bt::dendrite_options{.verify_responses = v};
 }
@@ -131,7 +127,7 @@ TEST_CASE("signed answers verify: success, axon errors and Epistula", "[dendrite
   signing_axon srv(bob());
   bt::dendrite d(alice(), mode(required));
 
-  auto ok = d.call(srv.info(), query(21), 5.0);
+  auto ok = d.call(srv.info(), dummy_query(21), 5.0);
   INFO(ok.dendrite.status_message.value_or(""));
   CHECK(ok.dendrite.status_code == 200);
   CHECK(ok.dummy_output == 42);
@@ -139,7 +135,7 @@ TEST_CASE("signed answers verify: success, axon errors and Epistula", "[dendrite
   CHECK(ping.dendrite.status_code == 200);
 
   // The axon's own refusals are signed too, and arrive with their status under required.
-  auto slow = d.call(srv.info(), query(-1), 5.0);
+  auto slow = d.call(srv.info(), dummy_query(-1), 5.0);
   CHECK(slow.dendrite.status_code == 429);
   bt::error err;
   auto other = bt::make_dynamic_descriptor("Other", {}, {}, err);
@@ -148,7 +144,7 @@ TEST_CASE("signed answers verify: success, axon errors and Epistula", "[dendrite
   CHECK(missing.dendrite.status_code == 404);
   auto wrong_target = srv.info();  // signed for Charlie: the axon's 401, signed by Bob
   wrong_target.hotkey = charlie().ss58_address();
-  auto refused = d.call(wrong_target, query(1), 5.0);
+  auto refused = d.call(wrong_target, dummy_query(1), 5.0);
   // The signature is checked against the hotkey the call addressed (Charlie): Bob's answer is
   // not Charlie's.
   CHECK(refused.dendrite.status_code == 421);
@@ -188,7 +184,7 @@ TEST_CASE("a man in the middle is detected under if_present and required",
     fault_server mitm(relay(srv.info().port, tamper::none));
     for (auto v : {off, if_present, required}) {
       bt::dendrite d(alice(), mode(v));
-      auto r = d.call(mitm.axon(bob().ss58_address()), query(3), 5.0);
+      auto r = d.call(mitm.axon(bob().ss58_address()), dummy_query(3), 5.0);
       CHECK(r.dendrite.status_code == 200);
       CHECK(r.dummy_output == 6);
       auto e = d.epistula_call(mitm.axon(bob().ss58_address()), "POST", "/echo", R"({"x":1})", 5.0);
@@ -202,13 +198,13 @@ TEST_CASE("a man in the middle is detected under if_present and required",
     const auto target = mitm.axon(bob().ss58_address());
     {  // unchecked, the altered answer is taken: the alteration is real
       bt::dendrite d(alice(), mode(off));
-      CHECK(d.call(target, query(3), 5.0).dummy_output == 7);
+      CHECK(d.call(target, dummy_query(3), 5.0).dummy_output == 7);
       auto e = d.epistula_call(target, "POST", "/echo", R"({"x":1})", 5.0);
       CHECK(bt::json::parse(e.body).at("got").at("x") == 2);
     }
     for (auto v : {if_present, required}) {
       bt::dendrite d(alice(), mode(v));
-      auto r = d.call(target, query(3), 5.0);
+      auto r = d.call(target, dummy_query(3), 5.0);
       CHECK(r.dendrite.status_code == 421);
       CHECK_THAT(r.dendrite.status_message.value_or(""),
                  Catch::StartsWith("Response not authenticated: signature mismatch"));
@@ -226,7 +222,7 @@ TEST_CASE("a man in the middle is detected under if_present and required",
     const auto target = mitm.axon(bob().ss58_address());
     for (auto v : {if_present, required}) {
       bt::dendrite d(alice(), mode(v));
-      auto slow = d.call(target, query(-1), 5.0);  // the axon's 429, passed off as a 200
+      auto slow = d.call(target, dummy_query(-1), 5.0);  // the axon's 429, passed off as a 200
       CHECK(slow.dendrite.status_code == 421);
       auto e = d.epistula_call(target, "POST", "/echo", R"({"x":1})", 5.0);
       CHECK(e.status == 421);
@@ -240,11 +236,11 @@ TEST_CASE("a man in the middle is detected under if_present and required",
     const auto target = mitm.axon(bob().ss58_address());
     {
       bt::dendrite d(alice(), mode(off));
-      CHECK(d.call(target, query(3), 5.0).dendrite.status_code == 401);
+      CHECK(d.call(target, dummy_query(3), 5.0).dendrite.status_code == 401);
     }
     for (auto v : {if_present, required}) {
       bt::dendrite d(alice(), mode(v));
-      auto r = d.call(target, query(3), 5.0);
+      auto r = d.call(target, dummy_query(3), 5.0);
       CHECK(r.dendrite.status_code == 421);
       CHECK_THAT(
           r.dendrite.status_message.value_or(""),
@@ -258,12 +254,12 @@ TEST_CASE("a man in the middle is detected under if_present and required",
     fault_server mitm(relay(srv.info().port, tamper::strip_signature));
     const auto target = mitm.axon(bob().ss58_address());
     bt::dendrite lax(alice(), mode(if_present));
-    CHECK(lax.call(target, query(3), 5.0).dummy_output == 6);
+    CHECK(lax.call(target, dummy_query(3), 5.0).dummy_output == 6);
     auto le = lax.epistula_call(target, "POST", "/echo", "{}", 5.0);
     CHECK(le.status == 200);
     CHECK_FALSE(le.response_verified);
     bt::dendrite strict(alice(), mode(required));
-    auto r = strict.call(target, query(3), 5.0);
+    auto r = strict.call(target, dummy_query(3), 5.0);
     CHECK(r.dendrite.status_code == 421);
     CHECK(r.dendrite.status_message ==
           "Response not authenticated: no bt-response-signature header");
@@ -277,9 +273,9 @@ TEST_CASE("sign_responses = false sends no signature, and a secretless hotkey ca
   o.sign_responses = false;
   signing_axon srv(bob(), o);
   bt::dendrite lax(alice(), mode(if_present));
-  CHECK(lax.call(srv.info(), query(1), 5.0).dendrite.status_code == 200);
+  CHECK(lax.call(srv.info(), dummy_query(1), 5.0).dendrite.status_code == 200);
   bt::dendrite strict(alice(), mode(required));
-  CHECK(strict.call(srv.info(), query(1), 5.0).dendrite.status_code == 421);
+  CHECK(strict.call(srv.info(), dummy_query(1), 5.0).dendrite.status_code == 421);
 
   bt::axon secretless(bt::keypair::from_ss58(bob().ss58_address()), bt::axon_options::loopback());
   CHECK_THROWS(secretless.start());

@@ -5,18 +5,13 @@
 #include "strobe.hpp"
 
 #include <catch2/catch.hpp>
+#include <support/bytes.hpp>
 
 #include <array>
 #include <string_view>
 #include <vector>
 
-namespace {
-
-std::span<const std::uint8_t> bytes_of(std::string_view s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-}  // namespace
+using bt::test::bytes_of;
 
 // merlin 3.0 src/strobe.rs test_conformance (checked there against strobe-rs); the outputs are
 // the published values of that test.

@@ -5,6 +5,7 @@
 #include <bt/ss58.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/bytes.hpp>
 #include <support/vectors.hpp>
 
 #include <string>
@@ -13,19 +14,7 @@
 // URI grammar and junction encoding are the identity sources' (secret_uri_test.cpp); the root
 // mini secret of each case is given by the vector, so mnemonics are not needed here.
 
-namespace {
-
-template <std::size_t N>
-std::array<std::uint8_t, N> hex_n(const bt::json& j) {
-  const auto v = bt::from_hex(j.get<std::string>());
-  REQUIRE(v.has_value());
-  REQUIRE(v->size() == N);
-  std::array<std::uint8_t, N> a{};
-  std::copy(v->begin(), v->end(), a.begin());
-  return a;
-}
-
-}  // namespace
+using bt::test::hex_n;
 
 TEST_CASE("sr25519 hard and soft derivation match every case of sr25519_derive.json",
           "[sr25519][derive]") {

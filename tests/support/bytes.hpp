@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bt::test {
@@ -32,7 +33,7 @@ std::array<std::uint8_t, N> hex_n(const bt::json& j) {
 }
 
 /// A string's bytes, as the signing APIs take them.
-inline std::span<const std::uint8_t> bytes_of(const std::string& s) {
+inline std::span<const std::uint8_t> bytes_of(std::string_view s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
