@@ -82,6 +82,25 @@ std::shared_ptr<const bt::synapse_descriptor> make_hashed_type() {
   return d;
 }
 
+/// Strings the harness reuses from one input to the next (one fuzzing thread): once they have
+/// grown, resolving an input's tokens allocates nothing (the axon's own allocations are what
+/// the input should cost).
+struct scratch_strings {
+  std::string request;      // the request being resolved (prepare_one)
+  std::string substituted;  // substitute()'s output, swapped with its input
+  std::string body;         // the body being cut into chunks
+  std::string message;      // the message @SIG@ signs
+  std::string key;          // a body hash's cache key
+  std::string hash;         // the last body hash
+  std::string signature;    // the last signature
+  std::string prepared;     // the whole resolved input
+};
+
+scratch_strings& scratch() {
+  static scratch_strings* s = new scratch_strings();  // never destroyed, as the fixture
+  return *s;
+}
+
 /// Values computed from a key text (signatures, body hashes), kept in storage allocated once:
 /// a lookup allocates nothing that outlives the input, so an input's allocations and frees stay
 /// balanced. (libFuzzer runs an input a second time, looking for a leak, whenever it allocated
@@ -93,22 +112,23 @@ class text_cache {
  public:
   text_cache() : slots_(4096) {}
 
+  /// The value for `key`, in `out` (a scratch string: no allocation once it has grown).
   template <class Make>
-  BT_FUZZ_NO_COVERAGE std::string get(std::string_view key, Make make) {
+  BT_FUZZ_NO_COVERAGE const std::string& get(std::string_view key, Make make, std::string& out) {
     const std::uint64_t h1 = std::hash<std::string_view>{}(key);
     std::uint64_t h2 = 0xcbf29ce484222325u;  // FNV-1a
     for (char c : key) h2 = (h2 ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
     slot& s = slots_[h1 % slots_.size()];
-    if (s.used && s.h1 == h1 && s.h2 == h2) return std::string(s.text, s.size);
-    std::string value = make();
-    if (value.size() <= Capacity) {
+    if (s.used && s.h1 == h1 && s.h2 == h2) return out.assign(s.text, s.size);
+    out = make();
+    if (out.size() <= Capacity) {
       s.used = true;
       s.h1 = h1;
       s.h2 = h2;
-      s.size = value.size();
-      std::memcpy(s.text, value.data(), value.size());
+      s.size = out.size();
+      std::memcpy(s.text, out.data(), out.size());
     }
-    return value;
+    return out;
   }
 
  private:
@@ -164,9 +184,10 @@ struct fixture {
   }
 
   /// "0x" + the caller's signature of `message`.
-  BT_FUZZ_NO_COVERAGE std::string signature_of(std::string_view message) {
+  BT_FUZZ_NO_COVERAGE std::string_view signature_of(std::string_view message) {
     return signatures.get(
-        message, [&] { return "0x" + bt::to_hex(caller.sign(std::string_view(message))); });
+        message, [&] { return "0x" + bt::to_hex(caller.sign(std::string_view(message))); },
+        scratch().signature);
   }
 };
 
@@ -182,7 +203,8 @@ BT_FUZZ_NO_COVERAGE void substitute(
     std::string& s, std::initializer_list<std::pair<std::string_view, std::string_view>> subs) {
   std::size_t at = s.find('@');
   if (at == std::string::npos) return;
-  std::string out;
+  std::string& out = scratch().substituted;
+  out.clear();
   out.reserve(s.size() + 128);
   std::size_t copied = 0;
   while (at != std::string::npos) {
@@ -199,7 +221,7 @@ BT_FUZZ_NO_COVERAGE void substitute(
   }
   if (copied == 0) return;
   out.append(s, copied, std::string::npos);
-  s = std::move(out);
+  s.swap(out);  // both keep their capacity for the next input
 }
 
 BT_FUZZ_NO_COVERAGE std::size_t head_end(std::string_view s) {
@@ -235,8 +257,8 @@ BT_FUZZ_NO_COVERAGE std::array<std::string_view, N> header_values(
 
 /// The body hash of `body` as the type the request line's route names ("" if it does not parse
 /// as that type). Cached: a mutation of the head leaves the body, and so its hash, unchanged.
-BT_FUZZ_NO_COVERAGE std::string body_hash_for(fixture& f, std::string_view request_line,
-                                              std::string_view body) {
+BT_FUZZ_NO_COVERAGE std::string_view body_hash_for(fixture& f, std::string_view request_line,
+                                                   std::string_view body) {
   const auto sp1 = request_line.find(' ');
   std::string_view path;
   if (sp1 != std::string_view::npos) {
@@ -248,28 +270,32 @@ BT_FUZZ_NO_COVERAGE std::string body_hash_for(fixture& f, std::string_view reque
                     : path == "/Dummy"            ? 'd'
                     : path == "/Hashed"           ? 'h'
                                                   : 's';
-  std::string key;
-  key.reserve(body.size() + 1);
-  key.push_back(kind);
+  std::string& key = scratch().key;
+  key.assign(1, kind);
   key.append(body);
-  return f.hashes.get(key, [&]() -> std::string {
-    if (kind == 'd') {
-      bt::examples::dummy s;
-      if (!bt::from_json_body(body, s)) return bt::body_hash(s);
-    } else if (kind == 'h') {
-      bt::dynamic_synapse s(f.hashed);
-      if (!bt::read_json_body(*f.hashed, body, s)) return bt::body_hash(s);
-    } else if (kind == 's') {
-      bt::synapse s;
-      if (!bt::read_json_body(bt::descriptor_of<bt::synapse>(), body, s))
-        return bt::body_hash(bt::descriptor_of<bt::synapse>(), s);
-    }
-    return {};
-  });
+  return f.hashes.get(
+      key,
+      [&]() -> std::string {
+        if (kind == 'd') {
+          bt::examples::dummy s;
+          if (!bt::from_json_body(body, s)) return bt::body_hash(s);
+        } else if (kind == 'h') {
+          bt::dynamic_synapse s(f.hashed);
+          if (!bt::read_json_body(*f.hashed, body, s)) return bt::body_hash(s);
+        } else if (kind == 's') {
+          bt::synapse s;
+          if (!bt::read_json_body(bt::descriptor_of<bt::synapse>(), body, s))
+            return bt::body_hash(bt::descriptor_of<bt::synapse>(), s);
+        }
+        return {};
+      },
+      scratch().hash);
 }
 
-/// Resolves the tokens of one request (no "@NEXT@" inside).
-BT_FUZZ_NO_COVERAGE std::string prepare_one(fixture& f, std::string req) {
+/// Resolves the tokens of one request (`part`, no "@NEXT@" inside) and appends it to `out`.
+BT_FUZZ_NO_COVERAGE void prepare_one(fixture& f, std::string_view part, std::string& out) {
+  std::string& req = scratch().request;
+  req.assign(part);
   char nonce_buf[bt::detail::number_buffer_size];
   substitute(req, {{"@NONCE@", bt::detail::format_int(f.next_nonce(), nonce_buf)},
                    {"@HOTKEY@", f.caller_ss58},
@@ -279,7 +305,7 @@ BT_FUZZ_NO_COVERAGE std::string prepare_one(fixture& f, std::string req) {
   if (chunk) req.erase(head_end(req), chunked.size());
   if (req.find("@HASH@") != std::string::npos) {
     const std::string_view whole(req);
-    const std::string hash =
+    const std::string_view hash =
         body_hash_for(f, whole.substr(0, whole.find("\r\n")), whole.substr(head_end(req)));
     substitute(req, {{"@HASH@", hash}});
   }
@@ -288,11 +314,12 @@ BT_FUZZ_NO_COVERAGE std::string prepare_one(fixture& f, std::string req) {
         "bt_header_dendrite_nonce", "bt_header_dendrite_hotkey", "bt_header_dendrite_uuid",
         "computed_body_hash"};
     const auto v = header_values(std::string_view(req).substr(0, head_end(req)), names);
-    std::string message;
+    std::string& message = scratch().message;
+    message.clear();
     message.reserve(v[0].size() + v[1].size() + f.axon_ss58.size() + v[2].size() + v[3].size() + 4);
     message.append(v[0]).append(".").append(v[1]).append(".").append(f.axon_ss58);
     message.append(".").append(v[2]).append(".").append(v[3]);
-    const std::string signature = f.signature_of(message);
+    const std::string_view signature = f.signature_of(message);
     substitute(req, {{"@SIG@", signature}});
   }
   if (req.find("@CL@") != std::string::npos) {
@@ -301,7 +328,8 @@ BT_FUZZ_NO_COVERAGE std::string prepare_one(fixture& f, std::string req) {
   }
   if (chunk) {
     const std::size_t he = head_end(req);
-    const std::string body = req.substr(he);
+    std::string& body = scratch().body;
+    body.assign(req, he);
     req.resize(he);
     const std::size_t mid = body.size() / 2;
     for (const std::string_view part :
@@ -313,16 +341,18 @@ BT_FUZZ_NO_COVERAGE std::string prepare_one(fixture& f, std::string req) {
     }
     req.append("0\r\n\r\n");
   }
-  return req;
+  out.append(req);
 }
 
-BT_FUZZ_NO_COVERAGE std::string prepare(fixture& f, std::string_view input) {
-  if (input.find('@') == std::string_view::npos) return std::string(input);
+/// The input with its tokens resolved: the input itself when it has none, else a scratch string.
+BT_FUZZ_NO_COVERAGE std::string_view prepare(fixture& f, std::string_view input) {
+  if (input.find('@') == std::string_view::npos) return input;
   constexpr std::string_view next = "@NEXT@";
-  std::string out;
+  std::string& out = scratch().prepared;
+  out.clear();
   for (;;) {
     const auto sep = input.find(next);
-    out += prepare_one(f, std::string(input.substr(0, sep)));
+    prepare_one(f, input.substr(0, sep), out);
     if (sep == std::string_view::npos) return out;
     input.remove_prefix(sep + next.size());
   }
@@ -439,7 +469,7 @@ BT_FUZZ_NO_COVERAGE bool has_head_request(std::string_view req) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   bt::fuzz::init_once();
   fixture& f = fx();
-  const std::string req = prepare(f, bt::fuzz::as_text(data, size));
+  const std::string_view req = prepare(f, bt::fuzz::as_text(data, size));
   // One string for every answer: once grown, an input allocates nothing for it.
   static std::string answer;
   f.mem->exchange_into(req, answer);

@@ -79,9 +79,10 @@ std::int64_t wall_ns() {
 }
 
 void add_head_field(response_buffers& out, std::string_view name, std::string_view value) {
-  std::string line(name);
-  line.append(": ").append(value).append("\r\n");
-  out.head.insert(out.head.size() - 2, line);
+  // The head ends with the empty line: take it off, append the field and put it back, in the
+  // head's own buffer (no temporary line; the buffer, kept across requests, rarely grows).
+  out.head.resize(out.head.size() - 2);
+  out.head.append(name).append(": ").append(value).append("\r\n\r\n");
 }
 
 int build_synapse_response(response_buffers& out, const route& r, synapse& s, double process_time,
@@ -123,8 +124,13 @@ void build_stream_head(std::string& out, const route& r, synapse& s, double proc
 }
 
 void write_message_body(std::string& out, std::string_view message) {
+  // One JSON string per thread, reassigned: an error answer's message then costs only the
+  // allocations of the text dump() returns (two fewer than a fresh json per answer). The message
+  // is bounded by the request limits (it may quote a path), and so is what the thread keeps.
+  thread_local json text(json::value_t::string);
+  text.get_ref<std::string&>().assign(message);
   out.assign("{\"message\":");
-  out.append(json(std::string(message)).dump(-1, ' ', false, json::error_handler_t::replace));
+  out.append(text.dump(-1, ' ', false, json::error_handler_t::replace));
   out.push_back('}');
 }
 
@@ -204,6 +210,7 @@ response_identity identify_request(const epistula_headers* epi, const synapse* h
   const terminal_info& d = headers->dendrite;
   if (d.hotkey) id.caller_hotkey = *d.hotkey;
   if (d.nonce && d.uuid) {
+    id.request_id.reserve(number_buffer_size + 1 + d.uuid->size());
     append_int(*d.nonce, id.request_id);
     id.request_id.push_back('.');
     id.request_id.append(*d.uuid);
@@ -214,8 +221,8 @@ response_identity identify_request(const epistula_headers* epi, const synapse* h
 void sign_response(const axon::impl& core, response_buffers& out, int status,
                    const response_identity& id) {
   if (!core.opts.sign_responses) return;
-  std::string nonce;
-  append_int(wall_ns(), nonce);
+  char nonce_buf[number_buffer_size];
+  const std::string_view nonce = format_int(wall_ns(), nonce_buf);
   const std::string value = response_signature::sign(core.hotkey, nonce, id.caller_hotkey,
                                                      id.request_id, status, out.body);
   add_head_field(out, response_signature::header, value);

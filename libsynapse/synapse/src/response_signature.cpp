@@ -24,18 +24,18 @@ bool is_nonce(std::string_view s) {
 std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
                            std::string_view caller_hotkey, std::string_view request_id, int status,
                            const sha3_256_digest& body_hash) {
-  std::string m = "bt-response-v1.";
-  m.append(axon_nonce);
-  m.push_back('.');
-  m.append(axon_hotkey);
-  m.push_back('.');
-  m.append(caller_hotkey);
-  m.push_back('.');
-  m.append(request_id);
-  m.push_back('.');
-  m.append(std::to_string(status));
-  m.push_back('.');
-  m.append(to_hex(body_hash));
+  constexpr std::string_view prefix = "bt-response-v1.";
+  const std::string status_text = std::to_string(status);  // short: no allocation
+  // Sized once: every signed answer builds one (an allocation per growth otherwise).
+  std::string m;
+  m.reserve(prefix.size() + axon_nonce.size() + axon_hotkey.size() + caller_hotkey.size() +
+            request_id.size() + status_text.size() + 5 + 2 * body_hash.size());
+  m.append(prefix).append(axon_nonce).append(1, '.').append(axon_hotkey).append(1, '.');
+  m.append(caller_hotkey).append(1, '.').append(request_id).append(1, '.');
+  m.append(status_text).append(1, '.');
+  const std::size_t at = m.size();
+  m.resize(at + 2 * body_hash.size());
+  write_hex(body_hash, m.data() + at);
   return m;
 }
 
@@ -50,10 +50,12 @@ std::string sign(const keypair& axon_key, std::string_view axon_nonce,
                  const sha3_256_digest& body_hash) {
   const auto sig = axon_key.sign(signed_message(axon_nonce, axon_key.ss58_address(), caller_hotkey,
                                                 request_id, status, body_hash));
-  std::string v(scheme);
-  v.append(axon_nonce);
-  v.append(".0x");
-  v.append(to_hex(sig));
+  std::string v;
+  v.reserve(scheme.size() + axon_nonce.size() + 3 + 2 * sig.size());
+  v.append(scheme).append(axon_nonce).append(".0x");
+  const std::size_t at = v.size();
+  v.resize(at + 2 * sig.size());
+  write_hex(sig, v.data() + at);
   return v;
 }
 
