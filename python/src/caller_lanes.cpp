@@ -1,6 +1,8 @@
 // The lanes of blocking calls (caller_lanes.hpp has the contract and the reason).
 #include "caller_lanes.hpp"
 
+#include <bt/detail/timer_tick.hpp>
+
 #include <boost/asio/io_context.hpp>
 
 #include <stdexcept>
@@ -10,7 +12,14 @@ namespace btpy {
 
 struct caller_lanes::lane {
   std::mutex mu;  // guards d: a call starts, or close() destroys it, never both at once
-  boost::asio::io_context ioc{1};   // run by the lane's thread only, inside run()
+  boost::asio::io_context ioc{1};  // run by the lane's thread only, inside run()
+  // The dendrite's own io_context has the same tick: without it, every call's deadline timer is
+  // the earliest in the queue and re-arms the timerfd (a system call per call). Its pending wait
+  // keeps run_one() from ever finding the context out of work, which run() does not rely on (it
+  // stops at done()). Never stopped: the lane is destroyed when no call runs on it, and the
+  // timer's destruction cancels the wait, whose handler the io_context's destruction then
+  // destroys without running it. Declared after ioc: destroyed before it.
+  bt::detail::timer_tick tick{ioc};
   std::unique_ptr<bt::dendrite> d;  // declared after ioc: destroyed first
 };
 
@@ -59,6 +68,7 @@ std::shared_ptr<caller_lanes::lane> caller_lanes::lane_for_this_thread() {
   if (!l) {
     auto fresh = std::make_shared<lane>();
     fresh->d = std::make_unique<bt::dendrite>(fresh->ioc.get_executor(), key_, opt_);
+    fresh->tick.start();  // its first wait is armed by the lane's first run_one()
     l = std::move(fresh);
     exit_hook.add(weak_from_this());
   }

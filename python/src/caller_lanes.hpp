@@ -17,6 +17,8 @@
 //    call ends 503 "Request cancelled"); the lane's io_context goes with its last user. Calls
 //    after close() raise "Dendrite is closed".
 //  * A thread's lane is destroyed when the thread ends (or at close(), whichever is first).
+//  * A lane's io_context runs a bt::detail::timer_tick (a steady_timer, no thread), so a call's
+//    deadline is not the earliest timer and costs no timerfd_settime; it goes with the lane.
 //  * stats() sums every lane's counters, those of ended threads' lanes included.
 #pragma once
 
