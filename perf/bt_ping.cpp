@@ -25,6 +25,7 @@
 #include <bt/keypair.hpp>
 
 #include <bt_cli.hpp>
+#include <heap_policy.hpp>
 
 #include <unistd.h>
 #include <cerrno>
@@ -111,6 +112,7 @@ int run(const ping_config& cfg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bt::cli::keep_freed_heap_memory();  // before any thread: see heap_policy.hpp
   ping_config cfg;
   CLI::App app{
       "bt-ping: the Bittensor ping benchmark (sequential dendrite calls of the base Synapse)"};

@@ -26,6 +26,16 @@ if(TARGET bt_cli)
   catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
 endif()
 
+# The allocator policy of bt-axon and bt-ping (cli/heap_policy.hpp), in a process of its own (the
+# policy is process-wide): "tools: heap policy: ...". Not under the sanitizers, whose allocators
+# replace glibc's.
+if(TARGET bt_cli AND NOT BT_SANITIZE AND NOT BT_TSAN)
+  add_executable(heap_policy_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/heap_policy_test.cpp)
+  target_link_libraries(heap_policy_test PRIVATE bt_test_main bt_cli)
+  bt_target_defaults(heap_policy_test)
+  catch_discover_tests(heap_policy_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
+endif()
+
 # The docs against the tools: each tool's section lists exactly the flags its --help lists
 # (tests/docs/flags_test.sh), and files quoted in README.md and docs/ are quoted whole
 # (tests/docs/snippets_test.sh): "docs: ...".

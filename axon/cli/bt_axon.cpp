@@ -33,6 +33,7 @@
 #include <bt_cli.hpp>
 
 #include <endpoint_flags.hpp>
+#include <heap_policy.hpp>
 
 #include "chain_policy.hpp"
 #include "log_setup.hpp"
@@ -284,6 +285,7 @@ void attach_test_routes(bt::axon& ax) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bt::cli::keep_freed_heap_memory();  // before any thread: see heap_policy.hpp
   CLI::App app{"bt-axon: a reference Bittensor miner on the C++ axon (ping, Dummy, WordStream)"};
   bt::wallet_config wcfg = bt::wallet_config::from_env();
   std::string uri;
