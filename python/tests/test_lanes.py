@@ -1,6 +1,8 @@
 """Blocking query() of one axon runs on the calling thread's own lane (an io_context and a C++
 dendrite of that thread): several threads at once, the lane's end with its thread, the counters
-kept, close() from another thread cancelling a running call, and calls after close()."""
+kept, close() from another thread cancelling a running call, calls after close(), and the
+lane's timer tick (deadlines kept, no thread left)."""
+import os
 import threading
 import time
 
@@ -94,3 +96,39 @@ def test_close_from_another_thread_cancels_a_blocking_query(bt_axon, alice):
         d.query(bt_axon, Hang(), timeout=1)
     with pytest.raises(ValueError, match="closed"):
         d.epistula_call(bt_axon, "POST", "/echo", {})
+
+
+def _native_threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_lane_tick_keeps_deadlines_and_leaves_no_thread(bt_axon, alice, Dummy):
+    """A lane's io_context runs a once-a-second timer tick (so a call's deadline is not the
+    earliest timer): a call spanning several ticks still ends at its own deadline (408, not
+    before it), a call after the lane sat idle past a tick is answered, and the lane's end
+    leaves no native thread behind."""
+    Hang = bt.SynapseType("Hang", {})
+    out = []
+    errors = []
+
+    def work():
+        try:
+            t0 = time.monotonic()
+            r = d.query(bt_axon, Hang(), timeout=2.5)
+            out.append((r, time.monotonic() - t0))
+            time.sleep(1.2)  # the tick expires while nobody runs the lane
+            out.append((d.query(bt_axon, Dummy(dummy_input=5), timeout=10), 0.0))
+        except Exception as e:  # reported below; a thread's exception would be lost
+            errors.append(e)
+
+    with bt.Dendrite(alice) as d:
+        before = _native_threads()
+        t = threading.Thread(target=work)
+        t.start()
+        t.join(60)
+        assert not t.is_alive() and errors == []
+        hung, elapsed = out[0]
+        assert hung.dendrite.status_code == 408, hung.dendrite.status_message
+        assert 2.4 <= elapsed < 30  # its own deadline, across two ticks
+        assert out[1][0].dendrite.status_code == 200 and out[1][0].dummy_output == 10
+        assert wait_until(lambda: _native_threads() == before, 10)
