@@ -25,6 +25,7 @@ function(bt_add_library name)
   endif()
   target_compile_features(${name} PUBLIC cxx_std_20)
   bt_target_defaults(${name})
+  bt_unity(${name})
   install(TARGETS ${name} EXPORT bt-targets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

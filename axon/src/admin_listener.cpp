@@ -82,8 +82,8 @@ http::response<http::string_body> make_answer(http::status s, std::string body,
   return res;
 }
 
-http::response<http::string_body> route(admin_state& st,
-                                        const http::request<http::string_body>& req) {
+http::response<http::string_body> answer_admin_request(
+    admin_state& st, const http::request<http::string_body>& req) {
   const std::string_view target(req.target().data(), req.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz";
@@ -139,7 +139,7 @@ task<void> serve_one(std::shared_ptr<admin_state> st, std::shared_ptr<socket_t> 
   } else if (ec) {
     res = make_answer(http::status::bad_request, "bad request: " + ec.message() + "\n");
   } else {
-    res = route(*st, parser.get());
+    res = answer_admin_request(*st, parser.get());
     if (parser.get().method() == http::verb::head) {
       const auto length = res.body().size();
       res.body().clear();

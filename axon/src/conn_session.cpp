@@ -14,8 +14,6 @@ namespace bt::detail {
 
 namespace {
 
-constexpr bool close_early = true;  // refusals in stage 3 close, as every refusal before 7b
-
 /// The session id a bt-session value names ("v1.{id}.{mac}"), or empty when it has no such shape.
 std::string_view named_id(std::string_view value) {
   if (!value.starts_with("v1.")) return {};

@@ -45,9 +45,6 @@ namespace bt::detail {
 
 namespace {
 
-/// Every rejection before the body was read closes the connection (see pipeline.cpp).
-constexpr bool close_early = true;
-
 rejection refusal(const epistula_failure& f, bool close) {
   return f.malformed ? reject(axon_errc::epistula_malformed, close, f.why)
                      : reject(axon_errc::not_verified, close, f.why);

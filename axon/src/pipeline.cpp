@@ -110,11 +110,6 @@ auto call_policy(Fn&& fn, std::optional<std::string>& failure) -> decltype(fn())
   return {};
 }
 
-/// Every rejection before the body was read closes the connection: an unread body would
-/// otherwise have to be drained without bound, and a request refused on its head says nothing
-/// good about what else the client has pipelined.
-constexpr bool close_early = true;
-
 }  // namespace
 
 double seconds_since(clock_type::time_point t0) {

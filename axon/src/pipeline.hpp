@@ -83,6 +83,11 @@ struct rejection {
   int retry_after_s;    // the table's
 };
 
+/// Every rejection before the body was read closes the connection (`rejection::close`): an
+/// unread body would otherwise have to be drained without bound, and a request refused on its
+/// head says nothing good about what else the client has pipelined.
+constexpr bool close_early = true;
+
 /// The rejection `e`, with the table's status and text (its `{}` filled with `details`).
 template <class... Args>
 rejection reject(axon_errc e, bool close, Args&&... details) {

@@ -5,6 +5,7 @@
 #include <bt/mnemonic.hpp>
 #include <bt/secret_uri.hpp>
 #include "keypair_access.hpp"
+#include "throw_error.hpp"
 
 #include <sodium.h>
 
@@ -12,10 +13,6 @@
 
 namespace bt {
 namespace {
-
-[[noreturn]] void throw_error(const error& err) {
-  throw std::system_error(err.code, err.message());
-}
 
 // Words joined by single spaces: the form stored as secretPhrase, readable by every wallet
 // (polkadot-js splits on single spaces).
@@ -73,7 +70,7 @@ keypair keypair::from_mnemonic(std::string_view phrase, std::string_view passwor
                                crypto_type type) {
   error err;
   auto kp = from_mnemonic(phrase, password, type, err);
-  if (!kp) throw_error(err);
+  if (!kp) detail::throw_error(err);
   return std::move(*kp);
 }
 
@@ -125,7 +122,7 @@ std::optional<keypair> keypair::from_uri(std::string_view text, crypto_type type
 keypair keypair::from_uri(std::string_view uri, crypto_type type) {
   error err;
   auto kp = from_uri(uri, type, err);
-  if (!kp) throw_error(err);
+  if (!kp) detail::throw_error(err);
   return std::move(*kp);
 }
 

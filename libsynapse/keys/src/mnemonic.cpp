@@ -1,6 +1,7 @@
 #include <bt/mnemonic.hpp>
 
 #include "bip39_english.hpp"
+#include "throw_error.hpp"
 
 #include <sodium.h>
 
@@ -31,10 +32,6 @@ std::vector<std::string_view> split_words(std::string_view phrase) {
 
 bool valid_word_count(std::size_t n) noexcept {
   return n >= 12 && n <= 24 && n % 3 == 0;
-}
-
-[[noreturn]] void throw_error(const error& err) {
-  throw std::system_error(err.code, err.message());
 }
 
 // Printable form of an untrusted word for an error message: at most 32 bytes, control bytes
@@ -125,7 +122,7 @@ std::optional<entropy_bytes> mnemonic_to_entropy(std::string_view phrase, error&
 entropy_bytes mnemonic_to_entropy(std::string_view phrase) {
   error err;
   auto e = mnemonic_to_entropy(phrase, err);
-  if (!e) throw_error(err);
+  if (!e) detail::throw_error(err);
   return *e;
 }
 
@@ -230,7 +227,7 @@ std::optional<seed_bytes> mnemonic_to_mini_secret(std::string_view phrase,
 seed_bytes mnemonic_to_mini_secret(std::string_view phrase, std::string_view passphrase) {
   error err;
   auto s = mnemonic_to_mini_secret(phrase, passphrase, err);
-  if (!s) throw_error(err);
+  if (!s) detail::throw_error(err);
   return *s;
 }
 
