@@ -170,6 +170,10 @@ std::shared_ptr<bt::redis_nonce_store> make_store(const std::string& url, bt::no
   o.key_prefix = std::move(prefix);
   o.window = window;
   o.reconnect_max = 200ms;  // tests wait for recovery
+  // Not the 50 ms default: these tests check the rules and the recovery, and an ASan build on a
+  // loaded 2-core machine can hold a reply past 50 ms; 500 ms keeps the fail-closed test's
+  // one-second bound on a frozen Redis.
+  o.timeout = 500ms;
   auto s = std::make_shared<bt::redis_nonce_store>(o);
   CHECK_FALSE(s->wait_ready(0ms));  // not attached yet: not ready, says so
   CHECK(s->unavailable_reason().find("not attached") != std::string::npos);
@@ -502,6 +506,7 @@ TEST_CASE("redis store: an axon attaches it at start and detaches it at stop", "
   redis_server redis;
   bt::redis_nonce_store::options ro;
   ro.url = redis.url();
+  ro.timeout = 500ms;  // as make_store's
   auto store = std::make_shared<bt::redis_nonce_store>(ro);
   std::ostringstream log_text;
   auto o = bt::axon_options::loopback();

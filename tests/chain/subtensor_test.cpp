@@ -138,7 +138,9 @@ TEST_CASE("subtensor: a runtime without get_subnet_state falls back to the neuro
 TEST_CASE("subtensor: failures name the method, the endpoint and the decode offset",
           "[subtensor]") {
   bt::test::fake_subtensor fake(session_path());
-  bt::subtensor st(ep_of(fake), {.request_timeout = 300ms});
+  // Below the 2 s delay of the timeout section, well above what the fake needs on a loaded
+  // machine under ASan (300 ms was not always enough).
+  bt::subtensor st(ep_of(fake), {.request_timeout = 1000ms});
 
   SECTION("a truncated get_neurons_lite result") {
     // One neuron announced, 15 bytes of it present: the hotkey at offset 1 runs out.
