@@ -27,11 +27,17 @@ if(TARGET bt_cli)
 endif()
 
 # The allocator policy of bt-axon and bt-ping (cli/heap_policy.hpp), in a process of its own (the
-# policy is process-wide): "tools: heap policy: ...". Not under the sanitizers, whose allocators
-# replace glibc's.
-if(TARGET bt_cli AND NOT BT_SANITIZE AND NOT BT_TSAN)
-  add_executable(heap_policy_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/heap_policy_test.cpp)
-  target_link_libraries(heap_policy_test PRIVATE bt_test_main bt_cli)
+# policy is process-wide): "tools: heap policy: ...". It observes glibc's allocator, which the
+# sanitizers replace with their own, so in a sanitizer build this one executable is compiled and
+# linked without them; it links nothing instrumented (its own Catch2 main, a header).
+if(TARGET bt_cli)
+  add_executable(heap_policy_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/heap_policy_test.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/support/catch_main.cpp)
+  target_include_directories(heap_policy_test PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+  target_link_libraries(heap_policy_test PRIVATE Catch2::Catch2)
+  if(BT_SANITIZE OR BT_TSAN)
+    set_target_properties(heap_policy_test PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
+  endif()
   bt_target_defaults(heap_policy_test)
   catch_discover_tests(heap_policy_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
 endif()
