@@ -137,11 +137,20 @@ until (($(readyz "${admin_ports[@]}" | grep -c '^200 ') == 3)); do
 done
 echo "ok: /readyz 200 on every admin port after the restart"
 load_stop
-# HAProxy puts each axon back after one good check (rise 1, inter 1 s).
-for _ in $(seq 50); do
-  (($(grep -c 'is UP' "$work/haproxy.log" || true) >= 3)) && break
+# HAProxy puts each axon back after one good check (rise 1, inter 1 s). Wait until its last
+# word on each axon is UP (it logs every transition twice, so counting lines would not do).
+all_up() {
+  local i last
+  for i in 1 2 3; do
+    last=$(grep -o "bt_axons/axon$i is [A-Z]*" "$work/haproxy.log" | tail -n 1 || true)
+    [[ -z $last || $last == *" is UP" ]] || return 1
+  done
+}
+for _ in $(seq 100); do
+  all_up && break
   sleep 0.1
 done
+all_up || fail "HAProxy has not put every axon back 10 s after they were ready: $(grep 'is UP\|is DOWN' "$work/haproxy.log" | tail -n 6)"
 before=()
 for i in 1 2 3; do before+=("$(access200 "$work/axon$i.log")"); done
 batch "$tmp/after.jsonl" 30 6
