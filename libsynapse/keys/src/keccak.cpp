@@ -1,6 +1,8 @@
 // Keccak-f[1600] (FIPS 202, section 3), a straightforward lane-oriented implementation.
-// The loops are fully unrolled (pragmas) so the lanes live in registers: this halves the cost of
-// a permutation, which matters because one sr25519 signature runs six of them.
+// The loops are fully unrolled (pragmas) and the rounds work on a local copy of the state, so the
+// compiler may keep the lanes in registers across rounds (writes through the caller's pointer
+// would have to reach memory every round): the permutation is the cost of every body hash over a
+// large field and of the STROBE/Merlin transcripts (one sr25519 signature runs six of them).
 #include "keccak.hpp"
 
 namespace bt::detail {
@@ -26,7 +28,10 @@ constexpr std::uint64_t rotl(std::uint64_t x, int n) noexcept {
 
 }  // namespace
 
-void keccak_f1600(std::uint64_t a[25]) noexcept {
+void keccak_f1600(std::uint64_t state[25]) noexcept {
+  std::uint64_t a[25];
+#pragma GCC unroll 25
+  for (int i = 0; i < 25; ++i) a[i] = state[i];
   for (std::uint64_t rc : round_constants) {
     // theta
     std::uint64_t c[5];
@@ -59,6 +64,8 @@ void keccak_f1600(std::uint64_t a[25]) noexcept {
     // iota
     a[0] ^= rc;
   }
+#pragma GCC unroll 25
+  for (int i = 0; i < 25; ++i) state[i] = a[i];
 }
 
 }  // namespace bt::detail
