@@ -18,9 +18,10 @@
 
 #include "net.hpp"
 
+#include <bt/detail/write_in_place.hpp>
+
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/error.hpp>
 
 #include <chrono>
@@ -66,27 +67,19 @@ class stream_adapter final : public byte_stream {
   task<io_result> read_some(net::mutable_buffer buffer) override {
     co_return co_await s_.async_read_some(buffer, use_task);
   }
-  /// On a socket in non-blocking mode, writes in place first: an answer nearly always fits the
-  /// socket's send buffer, and a write completed there costs one system call and no trip
-  /// through the io_context (an asynchronous write's completion is posted, and each post costs
-  /// the loop an epoll_wait). Whatever is left goes by an asynchronous write, under the deadline.
+  /// On a socket in non-blocking mode, writes in place first (bt/detail/write_in_place.hpp);
+  /// whatever is left goes by an asynchronous write, under the deadline.
   task<io_result> write(std::span<const net::const_buffer> buffers) override {
     if constexpr (requires { s_.socket().non_blocking(); }) {
-      if (s_.socket().non_blocking()) {
-        beast::error_code ec;
-        std::size_t n = s_.socket().write_some(buffers, ec);
-        if (ec == net::error::would_block) {
-          ec = {};
-          n = 0;
-        }
-        if (ec || n == net::buffer_size(buffers)) co_return io_result{ec, n};
-        beast::buffers_suffix<std::span<const net::const_buffer>> rest(buffers);
-        rest.consume(n);
-        auto [wec, wn] = co_await net::async_write(s_, rest, use_task);
-        co_return io_result{wec, n + wn};
-      }
+      beast::error_code ec;
+      const auto rest = write_in_place(s_.socket(), buffers, ec);
+      const std::size_t written = net::buffer_size(buffers) - net::buffer_size(rest);
+      if (ec || net::buffer_size(rest) == 0) co_return io_result{ec, written};
+      auto [wec, wn] = co_await net::async_write(s_, rest, use_task);
+      co_return io_result{wec, written + wn};
+    } else {
+      co_return co_await net::async_write(s_, buffers, use_task);
     }
-    co_return co_await net::async_write(s_, buffers, use_task);
   }
   void expires_after(clock_type::duration d) override {
     if constexpr (requires { s_.expires_after(d); }) s_.expires_after(d);

@@ -19,6 +19,7 @@
 #include <bt/dendrite.hpp>
 
 #include <bt/detail/timer_tick.hpp>
+#include <bt/detail/write_in_place.hpp>
 #include <bt/epistula.hpp>
 #include <bt/json_body.hpp>
 #include <bt/response_signature.hpp>
@@ -614,28 +615,14 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
     co_return ec;
   }
 
-  /// Writes `bufs` whole. First in place, when the socket is non-blocking: a request nearly
-  /// always fits the socket's send buffer, and a write completed there costs one system call and
-  /// no trip through the io_context (an asynchronous write's completion is posted, and each post
-  /// costs the loop an epoll_wait). Whatever is left goes by an asynchronous write.
+  /// Writes `bufs` whole: in place first when the socket is non-blocking
+  /// (bt/detail/write_in_place.hpp), whatever is left by an asynchronous write.
   static net::awaitable<beast::error_code> write_whole(tcp::socket& socket,
                                                        std::array<net::const_buffer, 2> bufs) {
     beast::error_code ec;
-    if (socket.non_blocking()) {
-      std::size_t n = socket.write_some(bufs, ec);
-      if (ec == net::error::would_block) {
-        ec = {};
-        n = 0;
-      }
-      if (ec) co_return ec;
-      for (auto& b : bufs) {
-        const std::size_t k = std::min(n, b.size());
-        b += k;
-        n -= k;
-      }
-      if (bufs[0].size() + bufs[1].size() == 0) co_return ec;
-    }
-    auto [wec, wn] = co_await net::async_write(socket, bufs, use_ec);
+    const auto rest = write_in_place(socket, bufs, ec);
+    if (ec || net::buffer_size(rest) == 0) co_return ec;
+    auto [wec, wn] = co_await net::async_write(socket, rest, use_ec);
     (void)wn;
     co_return wec;
   }
