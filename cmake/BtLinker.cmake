@@ -14,4 +14,11 @@ if(BT_USE_LLD)
     message(FATAL_ERROR "BT_USE_LLD is ON but ld.lld was not found (apt-get install lld)")
   endif()
   add_link_options(-fuse-ld=lld)
+  # GCC's link-time-optimisation objects need GCC's linker plugin, which lld does not have: it
+  # links them into nothing (pybind11_add_module turns on -flto for the Python module, which then
+  # came out as a 3.5 KB file without PyInit_bittensor_cpp). With GCC and lld, no LTO unless asked
+  # for (pybind11 adds its own only when CMAKE_INTERPROCEDURAL_OPTIMIZATION is undefined).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT DEFINED CMAKE_INTERPROCEDURAL_OPTIMIZATION)
+    set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF)
+  endif()
 endif()

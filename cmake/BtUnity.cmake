@@ -10,9 +10,16 @@ option(BT_UNITY "Compile the libraries', the Python module's and the test suites
 set(BT_UNITY_BATCH 8 CACHE STRING "Files per unity batch")
 
 # bt_unity(target): compile `target` in batches of BT_UNITY_BATCH files when BT_UNITY is on.
+# GCC's -Wsubobject-linkage flags a type that uses a file-local type when it is defined outside
+# the main file; in a batch every source file is an included one, so each file's own private
+# types would be flagged. The warning says nothing about a batch (its files are one translation
+# unit by construction), so batched targets built with GCC turn it off.
 function(bt_unity target)
   if(BT_UNITY)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON
                                                UNITY_BUILD_BATCH_SIZE ${BT_UNITY_BATCH})
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+    endif()
   endif()
 endfunction()
