@@ -29,7 +29,7 @@ class child_process {
   static child_process spawn(const std::vector<std::string>& argv, const options& o);
   /// The same with stdin /dev/null, stderr inherited unless `quiet_stderr`.
   static child_process spawn(const std::vector<std::string>& argv, bool quiet_stderr = false) {
-    return spawn(argv, options{.quiet_stderr = quiet_stderr});
+    return spawn(argv, options{.quiet_stderr = quiet_stderr, .stdin_pipe = false, .cwd = {}});
   }
 
   child_process(child_process&& other) noexcept;

@@ -26,8 +26,8 @@ const portable_type& through_newtypes(const runtime_metadata& md, std::uint32_t 
 }
 
 // Writes an unsigned value as the metadata's type for it: u8..u128 (fixed) or Compact<_>.
-void write_uint(const runtime_metadata& md, std::uint32_t id, unsigned __int128 value,
-                scale_writer& w, const std::string& what) {
+void write_uint(const runtime_metadata& md, std::uint32_t id, uint128_t value, scale_writer& w,
+                const std::string& what) {
   const portable_type& t = through_newtypes(md, id);
   if (t.shape == portable_type::kind::compact) {
     w.compact_u128(value);
@@ -112,17 +112,17 @@ std::uint64_t mortal_era::birth(std::uint64_t current) const noexcept {
   return (std::max(current, phase) - phase) / period * period + phase;
 }
 
-std::optional<std::pair<unsigned __int128, std::uint8_t>> parse_ip(std::string_view text) {
+std::optional<std::pair<uint128_t, std::uint8_t>> parse_ip(std::string_view text) {
   if (text.size() > INET6_ADDRSTRLEN) return std::nullopt;
   const std::string s(text);
   std::uint8_t buf[16];
   if (inet_pton(AF_INET, s.c_str(), buf) == 1) {
-    unsigned __int128 v = 0;
+    uint128_t v = 0;
     for (int i = 0; i < 4; ++i) v = (v << 8) | buf[i];
     return std::pair{v, std::uint8_t{4}};
   }
   if (inet_pton(AF_INET6, s.c_str(), buf) == 1) {
-    unsigned __int128 v = 0;
+    uint128_t v = 0;
     for (int i = 0; i < 16; ++i) v = (v << 8) | buf[i];
     return std::pair{v, std::uint8_t{6}};
   }
@@ -141,7 +141,7 @@ void check_serve_axon_args(const serve_axon_args& a) {
   } else if (a.ip_type == 6) {
     if (a.ip == 0) fail(chain_errc::invalid_argument, "unspecified address ::");
     if (a.ip == 1) fail(chain_errc::invalid_argument, "loopback address ::1");
-    if (a.ip == ~static_cast<unsigned __int128>(0))
+    if (a.ip == ~static_cast<uint128_t>(0))
       fail(chain_errc::invalid_argument, "all-ones IPv6 address");
     // IPv4-mapped (::ffff:a.b.c.d) loopback or unspecified.
     if ((a.ip >> 32) == 0xffff) {
@@ -159,14 +159,14 @@ std::vector<std::uint8_t> encode_serve_axon_call(const runtime_metadata& md,
                                                  const serve_axon_args& a) {
   check_serve_axon_args(a);
   const call_ref call = md.find_call("SubtensorModule", "serve_axon");
-  const std::pair<const char*, unsigned __int128> args[] = {{"netuid", a.netuid},
-                                                            {"version", a.version},
-                                                            {"ip", a.ip},
-                                                            {"port", a.port},
-                                                            {"ip_type", a.ip_type},
-                                                            {"protocol", a.protocol},
-                                                            {"placeholder1", a.placeholder1},
-                                                            {"placeholder2", a.placeholder2}};
+  const std::pair<const char*, uint128_t> args[] = {{"netuid", a.netuid},
+                                                    {"version", a.version},
+                                                    {"ip", a.ip},
+                                                    {"port", a.port},
+                                                    {"ip_type", a.ip_type},
+                                                    {"protocol", a.protocol},
+                                                    {"placeholder1", a.placeholder1},
+                                                    {"placeholder2", a.placeholder2}};
   const auto& fields = call.variant->fields;
   if (fields.size() != std::size(args))
     fail(chain_errc::bad_metadata, "SubtensorModule.serve_axon has " +

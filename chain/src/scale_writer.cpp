@@ -3,7 +3,7 @@
 
 namespace bt {
 
-void scale_writer::compact_u128(unsigned __int128 v) {
+void scale_writer::compact_u128(uint128_t v) {
   if (v < (1u << 6)) {
     out_.push_back(static_cast<std::uint8_t>(v << 2));
   } else if (v < (1u << 14)) {

@@ -1,7 +1,7 @@
 // `bt-dendrite epistula`: one Epistula v2 request (PROTOCOL 12) to one axon.
 //
-//   bt-dendrite epistula --axon 127.0.0.1:8091:5FHneW46... --path /echo --data '{"x": 1}' \
-//     --uri //Alice
+//   bt-dendrite epistula --axon 127.0.0.1:8091:5FHneW46... --path /echo --data '{"x": 1}'
+//     --uri //Alice      (one command line)
 //
 // stdout: one JSON line {"status", "body", "process_time", "response_verified"}: the HTTP status
 // (or the dendrite's own status of docs/dendrite.md's table when no answer arrived), the body as

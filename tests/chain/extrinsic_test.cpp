@@ -93,7 +93,7 @@ TEST_CASE("extrinsic: parse_ip reads IPv4 and IPv6 as the chain stores them", "[
   p = bt::parse_ip("2001:db8::1");
   REQUIRE(p);
   CHECK(p->second == 6);
-  CHECK(p->first == ((static_cast<unsigned __int128>(0x20010db800000000ull) << 64) | 1));
+  CHECK(p->first == ((static_cast<bt::uint128_t>(0x20010db800000000ull) << 64) | 1));
   CHECK_FALSE(bt::parse_ip("203.0.113"));
   CHECK_FALSE(bt::parse_ip("example.com"));
   CHECK_FALSE(bt::parse_ip(""));
@@ -114,7 +114,7 @@ TEST_CASE("extrinsic: serve_axon arguments the chain would refuse are refused lo
   CHECK(bad([](auto& a) { a.ip = 0x7f000001; }) == bt::chain_errc::invalid_argument);
   CHECK(bad([](auto& a) { a.ip = 0x7f0a0b0c; }) == bt::chain_errc::invalid_argument);
   CHECK(bad([](auto& a) { a.ip = 0xffffffff; }) == bt::chain_errc::invalid_argument);
-  CHECK(bad([](auto& a) { a.ip = static_cast<unsigned __int128>(1) << 40; }) ==
+  CHECK(bad([](auto& a) { a.ip = static_cast<bt::uint128_t>(1) << 40; }) ==
         bt::chain_errc::invalid_argument);
   CHECK(bad([](auto& a) {
           a.ip_type = 6;

@@ -38,7 +38,7 @@ TEST_CASE("scale_writer: compact integers match the SCALE specification's exampl
   CHECK(c(1u << 30) == "0300000040");
   CHECK(c(100000000000000ull) == "0b00407a10f35a");
   CHECK(c(std::numeric_limits<std::uint64_t>::max()) == "13ffffffffffffffff");
-  CHECK(encoded([](bt::scale_writer& w) { w.compact_u128(~static_cast<unsigned __int128>(0)); }) ==
+  CHECK(encoded([](bt::scale_writer& w) { w.compact_u128(~static_cast<bt::uint128_t>(0)); }) ==
         "33" + std::string(32, 'f'));
 }
 
@@ -48,8 +48,7 @@ TEST_CASE("scale_writer: fixed integers, bool, option, bytes and text", "[scale_
   CHECK(encoded([](bt::scale_writer& w) { w.u32(16777215); }) == "ffffff00");
   CHECK(encoded([](bt::scale_writer& w) { w.u64(1); }) == "0100000000000000");
   CHECK(encoded([](bt::scale_writer& w) {
-          w.u128((static_cast<unsigned __int128>(0x0102030405060708ull) << 64) |
-                 0x090a0b0c0d0e0f10ull);
+          w.u128((static_cast<bt::uint128_t>(0x0102030405060708ull) << 64) | 0x090a0b0c0d0e0f10ull);
         }) == "100f0e0d0c0b0a090807060504030201");
   CHECK(encoded([](bt::scale_writer& w) { w.boolean(true), w.boolean(false); }) == "0100");
   // Option<u32>: None, then Some(7).
@@ -72,14 +71,14 @@ TEST_CASE("scale_writer: fixed integers, bool, option, bytes and text", "[scale_
 
 TEST_CASE("scale_writer: every compact mode boundary round-trips through scale_reader",
           "[scale_writer]") {
-  std::vector<unsigned __int128> values;
+  std::vector<bt::uint128_t> values;
   for (int bit = 0; bit < 128; ++bit) {
-    const unsigned __int128 p = static_cast<unsigned __int128>(1) << bit;
+    const bt::uint128_t p = static_cast<bt::uint128_t>(1) << bit;
     values.push_back(p - 1);
     values.push_back(p);
     values.push_back(p + 1);
   }
-  values.push_back(~static_cast<unsigned __int128>(0));
+  values.push_back(~static_cast<bt::uint128_t>(0));
   for (const auto v : values) {
     bt::scale_writer w;
     w.compact_u128(v);
@@ -102,7 +101,7 @@ TEST_CASE("scale_writer: a record of every kind round-trips through scale_reader
   w.u16(0xbeef);
   w.u32(0xdeadbeef);
   w.u64(0x0123456789abcdefull);
-  w.u128(static_cast<unsigned __int128>(0xffeeddccbbaa9988ull) << 64 | 7);
+  w.u128(static_cast<bt::uint128_t>(0xffeeddccbbaa9988ull) << 64 | 7);
   w.boolean(true);
   w.option(true);
   w.compact(300);
@@ -118,7 +117,7 @@ TEST_CASE("scale_writer: a record of every kind round-trips through scale_reader
   CHECK(r.u16("b") == 0xbeef);
   CHECK(r.u32("c") == 0xdeadbeef);
   CHECK(r.u64("d") == 0x0123456789abcdefull);
-  CHECK(r.u128("e") == (static_cast<unsigned __int128>(0xffeeddccbbaa9988ull) << 64 | 7));
+  CHECK(r.u128("e") == (static_cast<bt::uint128_t>(0xffeeddccbbaa9988ull) << 64 | 7));
   CHECK(r.boolean("f"));
   CHECK(r.option("g"));
   CHECK(r.compact("h") == 300);

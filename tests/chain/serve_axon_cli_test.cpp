@@ -8,6 +8,7 @@
 // Registered by tests/chain_serve_axon_cli.cmake. Needs node and tests/node/node_modules
 // (scripts/setup); when either is missing the test fails, never skips.
 #include <bt/chain/hashing.hpp>
+#include <bt/chain/uint128.hpp>
 #include <bt/hex.hpp>
 #include <bt/json.hpp>
 #include <bt/keypair.hpp>
@@ -158,7 +159,7 @@ namespace {
 std::string axon_info_hex(std::uint64_t block, std::uint32_t version, std::uint32_t ipv4,
                           std::uint16_t port, std::uint8_t ip_type, std::uint8_t protocol) {
   std::vector<std::uint8_t> b;
-  auto le = [&b](unsigned __int128 v, int n) {
+  auto le = [&b](bt::uint128_t v, int n) {
     for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
   };
   le(block, 8);

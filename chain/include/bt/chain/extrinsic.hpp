@@ -19,6 +19,7 @@
 
 #include <bt/chain/hashing.hpp>
 #include <bt/chain/metadata.hpp>
+#include <bt/chain/uint128.hpp>
 #include <bt/keypair.hpp>
 
 #include <array>
@@ -51,7 +52,7 @@ struct mortal_era {
 struct serve_axon_args {
   std::uint16_t netuid = 0;
   std::uint32_t version = 0;
-  unsigned __int128 ip = 0;  ///< IPv4 as its 32-bit value, IPv6 as its 128-bit value
+  uint128_t ip = 0;  ///< IPv4 as its 32-bit value, IPv6 as its 128-bit value
   std::uint16_t port = 0;
   std::uint8_t ip_type = 4;
   std::uint8_t protocol = 4;
@@ -60,7 +61,7 @@ struct serve_axon_args {
 };
 
 /// Parses dotted IPv4 or RFC 4291 IPv6 text into (ip, ip_type); nullopt when it is neither.
-std::optional<std::pair<unsigned __int128, std::uint8_t>> parse_ip(std::string_view text);
+std::optional<std::pair<uint128_t, std::uint8_t>> parse_ip(std::string_view text);
 
 /// Throws std::system_error(invalid_argument) for what the chain refuses: port 0, an ip_type
 /// other than 4 or 6, an IPv4 value above 32 bits, an unspecified, loopback or broadcast
@@ -80,7 +81,7 @@ struct signing_context {
   std::uint64_t nonce = 0;
   mortal_era era{};
   hash256 era_block_hash{};  ///< the hash of block era.birth(current)
-  unsigned __int128 tip = 0;
+  uint128_t tip = 0;
 };
 
 struct signed_extrinsic {

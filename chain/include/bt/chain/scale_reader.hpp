@@ -11,6 +11,7 @@
 #pragma once
 
 #include <bt/chain/chain_error.hpp>
+#include <bt/chain/uint128.hpp>
 
 #include <array>
 #include <cstddef>
@@ -20,9 +21,6 @@
 #include <string_view>
 
 namespace bt {
-
-/// unsigned __int128 under a name (the __extension__ keeps -Wpedantic quiet with GCC).
-__extension__ typedef unsigned __int128 uint128_t;
 
 class scale_reader {
  public:

@@ -7,6 +7,8 @@
 // variant index followed by that variant's fields: callers compose them from these calls.
 #pragma once
 
+#include <bt/chain/uint128.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -25,14 +27,14 @@ class scale_writer {
   void u16(std::uint16_t v) { fixed(v, 2); }
   void u32(std::uint32_t v) { fixed(v, 4); }
   void u64(std::uint64_t v) { fixed(v, 8); }
-  void u128(unsigned __int128 v) { fixed(v, 16); }
+  void u128(uint128_t v) { fixed(v, 16); }
   /// 0x00 or 0x01.
   void boolean(bool v) { out_.push_back(v ? 1 : 0); }
   /// Compact<u64>: single-byte (< 2^6), two-byte (< 2^14), four-byte (< 2^30) or big-integer
   /// mode (the fewest little-endian bytes, 4 to 8, after a header byte of (n - 4) << 2 | 3).
   void compact(std::uint64_t v) { compact_u128(v); }
   /// Compact<u128>: as compact(), up to 16 bytes in big-integer mode.
-  void compact_u128(unsigned __int128 v);
+  void compact_u128(uint128_t v);
   /// A Vec/String/BTreeMap length prefix: compact(n).
   void length(std::size_t n) { compact(static_cast<std::uint64_t>(n)); }
   /// An Option's tag: 0x00 for None, 0x01 for Some (the payload follows, written by the caller).
