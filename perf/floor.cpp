@@ -70,11 +70,11 @@ http_exchange make_signed_exchange(const synapse_descriptor& d, synapse& s,
 }
 
 void make_session_shaped(http_exchange& ex) {
-  // "v1.{session_id: 32 hex}.{mac: 64 hex}" and "v1.{axon_nonce: 19 digits}.{mac: 64 hex}"
+  // "v1.{session_id: 32 hex}.{mac: 64 hex}" and "v2.{axon_nonce: 19 digits}.{mac: 64 hex}"
   ex.request_headers.emplace_back("bt-session",
                                   "v1." + std::string(32, 'a') + "." + std::string(64, 'b'));
   ex.response_headers.emplace_back("bt-response-mac",
-                                   "v1." + std::to_string(now_ns()) + "." + std::string(64, 'c'));
+                                   "v2." + std::to_string(now_ns()) + "." + std::string(64, 'c'));
 }
 
 crypto_timings measure_crypto(const keypair& key, std::size_t iterations) {

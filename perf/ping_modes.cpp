@@ -221,6 +221,7 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
   b.crypto = measure_crypto(key, 2000);
   b.signed_ping = !cfg.no_crypto;
   b.session = cfg.session;
+  b.payload_bytes = cfg.payload;
   return b;
 }
 

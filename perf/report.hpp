@@ -48,6 +48,8 @@ struct baseline_figures {
   /// --session: the pings are MAC'd (PROTOCOL 13), so the floor is the bare round trip of the
   /// session-shaped exchange alone (an HMAC costs about a microsecond).
   bool session = false;
+  /// --payload N: a hashed field of N bytes each way, whose ratio goal is 2.0 rather than 1.15.
+  std::size_t payload_bytes = 0;
   /// bare + sign + verify + sign when signed, bare alone otherwise.
   double floor_us() const {
     return signed_ping && !session ? bare.mean + crypto.sign_us + crypto.verify_us + crypto.sign_us

@@ -229,7 +229,7 @@ void sign_response(const axon::impl& core, response_buffers& out, int status,
 }
 
 std::string build_stream_end(const axon::impl& core, const response_identity& id,
-                             const sha3_256_digest& body_hash) {
+                             const sha256_digest& body_hash) {
   if (!core.opts.sign_responses) return std::string(last_chunk);
   std::string nonce;
   append_int(wall_ns(), nonce);

@@ -5,7 +5,7 @@
 
 #include <bt/axon.hpp>
 #include <bt/body_hash.hpp>
-#include <bt/sha3.hpp>
+#include <bt/sha256.hpp>
 #include <bt/synapse.hpp>
 
 #include "epistula.hpp"
@@ -90,7 +90,7 @@ void sign_response(const axon::impl& core, response_buffers& out, int status,
 /// `bt-response-signature` trailer field over status 200 and `body_hash` (every chunk's bytes)
 /// when core.opts.sign_responses; plain "0\r\n\r\n" otherwise.
 std::string build_stream_end(const axon::impl& core, const response_identity& id,
-                             const sha3_256_digest& body_hash);
+                             const sha256_digest& body_hash);
 
 /// "HTTP/1.1 100 Continue\r\n\r\n"
 inline constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";

@@ -6,7 +6,7 @@
 
 #include "net.hpp"
 
-#include <bt/sha3.hpp>
+#include <bt/sha256.hpp>
 #include <bt/stream_writer.hpp>
 #include <bt/synapse.hpp>
 
@@ -56,7 +56,7 @@ struct stream_state {
   bool failed = false;               // a write failed: the connection must close
   std::string head;                  // the response head, built at the first send
   std::array<char, 20> size_line{};  // "<hex size>\r\n" of the chunk in flight
-  sha3_256_hasher body_hash;         // of every chunk's bytes so far (the trailer's signature)
+  sha256_hasher body_hash;           // of every chunk's bytes so far (the trailer's signature)
 
   // ---- any thread ----
   std::atomic<bool> open{true};  // sends are still accepted

@@ -24,7 +24,7 @@
 #include <bt/json_body.hpp>
 #include <bt/response_signature.hpp>
 #include <bt/session_auth.hpp>
-#include <bt/sha3.hpp>
+#include <bt/sha256.hpp>
 #include <bt/ss58.hpp>
 
 #include "connection_pool.hpp"
@@ -299,7 +299,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   /// `streamed`: a streamed answer's body hash (its chunks, hashed as they were delivered); the
   /// signature is then a trailer field, and a session's MAC never stands in for it.
   bool check_response_signature(const http::response<http::string_body>& res,
-                                const sha3_256_digest* streamed = nullptr) const {
+                                const sha256_digest* streamed = nullptr) const {
     const response_verification mode = st_->opt.verify_responses;
     if (mode == response_verification::off) return false;
     if (!streamed && session_use_ == session_use::mac && check_response_mac(res)) return true;
@@ -518,7 +518,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       trailers_fit();
       // PROTOCOL 5.15: the trailer's signature over every chunk, checked once the stream ended
       // (the items were delivered as they came; a failed check turns the call into a 421).
-      const sha3_256_digest streamed = stream_hash_.finish();
+      const sha256_digest streamed = stream_hash_.finish();
       check_response_signature(res, &streamed);
       std::string detail;
       if (auto e = apply_stream_headers(*s, res, detail); e)
@@ -822,7 +822,7 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
   double timeout_;
   steady::time_point deadline_;
   stream_sink* stream_;                             ///< set: a streaming call
-  sha3_256_hasher stream_hash_;                     ///< a streaming call's body so far
+  sha256_hasher stream_hash_;                       ///< a streaming call's body so far
   const steady::time_point begun_ = steady::now();  ///< for the call duration metric
 
   /// Set once: the deadline passed, or the call was cancelled (see stop()).

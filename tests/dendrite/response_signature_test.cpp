@@ -167,7 +167,7 @@ TEST_CASE("signed answers verify: success, axon errors and Epistula", "[dendrite
     if (name == bt::response_signature::header) {
       CHECK_FALSE(found);
       found = true;
-      CHECK(value.starts_with("v1."));
+      CHECK(value.starts_with("v2."));
       CHECK(bt::response_signature::verify(value, bob().ss58_address(), alice().ss58_address(),
                                            e.uuid, 200, e.body)
                 .empty());

@@ -103,7 +103,7 @@ TEST_CASE("offer, accept and complete derive the same keys on both sides", "[ses
   // s2c: the axon's answer MAC verifies at the dendrite.
   const std::string r =
       sa::response_mac(server, "42", id.dendrite, "n.u", 200, "{\"a\":1}", id.axon);
-  CHECK(r.starts_with("v1.42."));
+  CHECK(r.starts_with("v2.42."));
   CHECK(sa::check_response_mac(client, r, id.dendrite, "n.u", 200, "{\"a\":1}", id.axon).empty());
   // A response MAC is not a request MAC (separate keys and messages).
   CHECK_FALSE(sa::check_request_mac(
@@ -291,7 +291,7 @@ TEST_CASE("request and response MACs: any change is refused", "[session_auth]") 
     CHECK_FALSE(
         sa::check_response_mac(client, r, id.dendrite, "n.u", 200, body, other_key().ss58_address())
             .empty());
-    CHECK(sa::check_response_mac(client, "v1.x." + r.substr(r.rfind('.') + 1), id.dendrite, "n.u",
+    CHECK(sa::check_response_mac(client, "v2.x." + r.substr(r.rfind('.') + 1), id.dendrite, "n.u",
                                  200, body, id.axon)
               .starts_with("malformed"));
   }

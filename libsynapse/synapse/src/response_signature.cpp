@@ -2,7 +2,7 @@
 #include <bt/response_signature.hpp>
 
 #include <bt/hex.hpp>
-#include <bt/sha3.hpp>
+#include <bt/sha256.hpp>
 #include <bt/ss58.hpp>
 
 #include <array>
@@ -10,7 +10,7 @@
 namespace bt::response_signature {
 
 namespace {
-constexpr std::string_view scheme = "v1.";
+constexpr std::string_view scheme = "v2.";
 constexpr std::size_t max_nonce_digits = 20;  // any uint64 in decimal
 
 bool is_nonce(std::string_view s) {
@@ -23,8 +23,8 @@ bool is_nonce(std::string_view s) {
 
 std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
                            std::string_view caller_hotkey, std::string_view request_id, int status,
-                           const sha3_256_digest& body_hash) {
-  constexpr std::string_view prefix = "bt-response-v1.";
+                           const sha256_digest& body_hash) {
+  constexpr std::string_view prefix = "bt-response-v2.";
   const std::string status_text = std::to_string(status);  // short: no allocation
   // Sized once: every signed answer builds one (an allocation per growth otherwise).
   std::string m;
@@ -42,12 +42,12 @@ std::string signed_message(std::string_view axon_nonce, std::string_view axon_ho
 std::string signed_message(std::string_view axon_nonce, std::string_view axon_hotkey,
                            std::string_view caller_hotkey, std::string_view request_id, int status,
                            std::string_view body) {
-  return signed_message(axon_nonce, axon_hotkey, caller_hotkey, request_id, status, sha3_256(body));
+  return signed_message(axon_nonce, axon_hotkey, caller_hotkey, request_id, status, sha256(body));
 }
 
 std::string sign(const keypair& axon_key, std::string_view axon_nonce,
                  std::string_view caller_hotkey, std::string_view request_id, int status,
-                 const sha3_256_digest& body_hash) {
+                 const sha256_digest& body_hash) {
   const auto sig = axon_key.sign(signed_message(axon_nonce, axon_key.ss58_address(), caller_hotkey,
                                                 request_id, status, body_hash));
   std::string v;
@@ -62,18 +62,21 @@ std::string sign(const keypair& axon_key, std::string_view axon_nonce,
 std::string sign(const keypair& axon_key, std::string_view axon_nonce,
                  std::string_view caller_hotkey, std::string_view request_id, int status,
                  std::string_view body) {
-  return sign(axon_key, axon_nonce, caller_hotkey, request_id, status, sha3_256(body));
+  return sign(axon_key, axon_nonce, caller_hotkey, request_id, status, sha256(body));
 }
 
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
-                   const sha3_256_digest& body_hash) {
+                   const sha256_digest& body_hash) {
+  if (header_value.starts_with("v1."))
+    return "bt-response-signature v1 (a SHA3-256 body hash) is no longer accepted: the axon "
+           "must sign v2";
   if (!header_value.starts_with(scheme))
-    return "malformed bt-response-signature (expected 'v1.<nonce>.0x<signature>')";
+    return "malformed bt-response-signature (expected 'v2.<nonce>.0x<signature>')";
   const std::string_view rest = header_value.substr(scheme.size());
   const auto dot = rest.find('.');
   if (dot == std::string_view::npos)
-    return "malformed bt-response-signature (expected 'v1.<nonce>.0x<signature>')";
+    return "malformed bt-response-signature (expected 'v2.<nonce>.0x<signature>')";
   const std::string_view nonce = rest.substr(0, dot);
   if (!is_nonce(nonce)) return "malformed bt-response-signature nonce (1 to 20 decimal digits)";
   const std::string_view sig_text = rest.substr(dot + 1);
@@ -94,7 +97,7 @@ std::string verify(std::string_view header_value, std::string_view axon_hotkey,
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
                    std::string_view body) {
-  return verify(header_value, axon_hotkey, caller_hotkey, request_id, status, sha3_256(body));
+  return verify(header_value, axon_hotkey, caller_hotkey, request_id, status, sha256(body));
 }
 
 }  // namespace bt::response_signature

@@ -18,6 +18,9 @@ namespace bt::session_auth {
 
 namespace {
 constexpr std::string_view scheme = "v1.";
+// The answer MAC's own version: it covers a response signature's message (PROTOCOL 5.15), which
+// is at version 2 (SHA-256 of the body); the offer, accept and request headers are unchanged.
+constexpr std::string_view response_mac_scheme = "v2.";
 constexpr std::size_t key_size = 32;
 constexpr std::size_t id_size = 16;
 constexpr std::size_t max_decimal_digits = 20;  // any uint64
@@ -340,7 +343,8 @@ std::string response_mac(const session_keys& keys, std::string_view axon_nonce,
   if (!st) throw std::logic_error("session_auth::response_mac: no session keys");
   const std::string m = response_signature::signed_message(axon_nonce, axon_hotkey, caller_hotkey,
                                                            request_id, status, body);
-  return std::string(scheme) + std::string(axon_nonce) + "." + to_hex((*st->response_mac)(m));
+  return std::string(response_mac_scheme) + std::string(axon_nonce) + "." +
+         to_hex((*st->response_mac)(m));
 }
 
 std::string check_response_mac(const session_keys& keys, std::string_view header_value,
@@ -348,9 +352,9 @@ std::string check_response_mac(const session_keys& keys, std::string_view header
                                int status, std::string_view body, std::string_view axon_hotkey) {
   const auto* st = keys_access::get(keys);
   if (!st) return "no session keys";
-  constexpr const char* shape = "malformed bt-response-mac (expected 'v1.<nonce>.<mac>')";
-  if (!header_value.starts_with(scheme)) return shape;
-  std::string_view rest = header_value.substr(scheme.size());
+  constexpr const char* shape = "malformed bt-response-mac (expected 'v2.<nonce>.<mac>')";
+  if (!header_value.starts_with(response_mac_scheme)) return shape;
+  std::string_view rest = header_value.substr(response_mac_scheme.size());
   const auto nonce = next_field(rest);
   key_bytes mac{};
   if (!nonce || !parse_decimal(*nonce) || !decode_lower_hex(rest, mac)) return shape;

@@ -11,7 +11,7 @@
 //   request bt-session: v1.{session_id}.{HMAC-SHA-256 under k_c2s, 64 hex} over
 //           "bt-session-request-v1.{session_id}.{canonical}" (canonical: the message a request
 //           signature would cover)
-//   answer  bt-response-mac: v1.{axon_nonce}.{HMAC-SHA-256 under k_s2c, 64 hex} over
+//   answer  bt-response-mac: v2.{axon_nonce}.{HMAC-SHA-256 under k_s2c, 64 hex} over
 //           bt::response_signature::signed_message(...)
 //
 // Keys: crypto_kx between the two ephemeral x25519 keys, then each direction's key is a keyed
