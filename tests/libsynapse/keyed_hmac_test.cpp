@@ -36,7 +36,6 @@ TEST_CASE("keyed_hmac is HMAC-SHA-256 of prefix || message, whatever the lengths
   for (const std::size_t prefix_size : {0, 1, 55, 56, 63, 64, 65, 200}) {
     const std::string prefix = random_text(prefix_size);
     const keyed_hmac h(key, prefix);
-    CHECK(h.uses_openssl());  // this machine's OpenSSL has SHA-256: the fast path is tested
     for (std::size_t n = 0; n <= 300; n += (n < 70 ? 1 : 23)) {
       INFO("prefix " << prefix_size << ", message " << n);
       const std::string message = random_text(n);
