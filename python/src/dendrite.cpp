@@ -335,13 +335,16 @@ class py_dendrite {
       net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
     });
     bt::dynamic_synapse copy = syn.s;
+    // The end marker is taken before the call starts: once the GIL is released, the call may
+    // finish, and its handler clear st->end, before this thread has the GIL back.
+    py::object end = st->end.obj;
     {
       py::gil_scoped_release r;
       d.async_call_stream(std::move(target), std::move(copy), timeout, std::move(on_item),
                           net::bind_cancellation_slot(
                               st->cancel.slot(), net::bind_executor(strand, std::move(handler))));
     }
-    return self.attr("_stream_iter")(queue, cancel, st->end.obj);
+    return self.attr("_stream_iter")(queue, cancel, end);
   }
 
   /// The shared dendrite's counters plus every lane's.
