@@ -62,6 +62,8 @@ bool verifier::check_unsigned(const synapse& h, std::int64_t now_ns, std::string
 void verifier::write_message(const synapse& h, std::string& scratch) const {
   const terminal_info& d = h.dendrite;
   scratch.clear();
+  scratch.reserve(number_buffer_size + d.hotkey->size() + my_hotkey_.size() + d.uuid->size() +
+                  h.computed_body_hash.size() + 4);  // one allocation, not one per growth
   append_int(*d.nonce, scratch);
   scratch += '.';
   scratch += *d.hotkey;

@@ -18,6 +18,7 @@
 // pools the connection only after a complete, clean exchange.
 #include <bt/dendrite.hpp>
 
+#include <bt/detail/text.hpp>
 #include <bt/detail/timer_tick.hpp>
 #include <bt/detail/write_in_place.hpp>
 #include <bt/epistula.hpp>
@@ -600,7 +601,9 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
                      c.body);
       if (session_use_ != session_use::none) add_session_header(c, s);
       // The request id a response signature names: "{dendrite.nonce}.{dendrite.uuid}".
-      request_id_ = std::to_string(*s.dendrite.nonce);
+      request_id_.clear();
+      request_id_.reserve(detail::number_buffer_size + 1 + st_->uuid.size());
+      detail::append_int(*s.dendrite.nonce, request_id_);
       request_id_.push_back('.');
       request_id_.append(st_->uuid);
       body = c.body;

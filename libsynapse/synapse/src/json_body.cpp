@@ -582,6 +582,15 @@ error cast_float(const json& v, double& out, std::string_view where) {
 
 void write_json_body(const synapse_descriptor& d, const synapse& s, std::string& out,
                      json_style style) {
+  // Sized once for what is known: the base members (the two terminal_info objects and the
+  // rest, under a kilobyte) and the text fields with a little room for escapes, so that a body
+  // built by appends does not reallocate, and copy a large field, at each doubling.
+  std::size_t estimate = 1024;
+  for (const auto& f : d.fields()) {
+    const std::string* text = f.ops->text(s, f);
+    estimate += f.name.size() + 8 + (text ? text->size() + text->size() / 16 : 32);
+  }
+  out.reserve(out.size() + estimate);
   writer w(out, style);
   w.begin_object();
   write_base(w, d, s);

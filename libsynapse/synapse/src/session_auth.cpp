@@ -140,6 +140,18 @@ std::string request_prefix(std::string_view id_hex) {
   return p;
 }
 
+/// "{scheme}{label}.{mac, 64 hex}", built in one allocation (one per request and per answer).
+std::string mac_header(std::string_view scheme, std::string_view label,
+                       const detail::keyed_hmac::mac_bytes& mac) {
+  std::string v;
+  v.reserve(scheme.size() + label.size() + 1 + 2 * mac.size());
+  v.append(scheme).append(label).append(1, '.');
+  const std::size_t at = v.size();
+  v.resize(at + 2 * mac.size());
+  write_hex(mac, v.data() + at);
+  return v;
+}
+
 }  // namespace
 
 // ----- session_keys -----
@@ -317,7 +329,7 @@ std::optional<accepted> accept(std::string_view offer_value, const request_ident
 std::string request_mac(const session_keys& keys, std::string_view canonical) {
   const auto* st = keys_access::get(keys);
   if (!st) throw std::logic_error("session_auth::request_mac: no session keys");
-  return std::string(scheme) + st->id_hex + "." + to_hex((*st->request_mac)(canonical));
+  return mac_header(scheme, st->id_hex, (*st->request_mac)(canonical));
 }
 
 std::string check_request_mac(const session_keys& keys, std::string_view header_value,
@@ -343,8 +355,7 @@ std::string response_mac(const session_keys& keys, std::string_view axon_nonce,
   if (!st) throw std::logic_error("session_auth::response_mac: no session keys");
   const std::string m = response_signature::signed_message(axon_nonce, axon_hotkey, caller_hotkey,
                                                            request_id, status, body);
-  return std::string(response_mac_scheme) + std::string(axon_nonce) + "." +
-         to_hex((*st->response_mac)(m));
+  return mac_header(response_mac_scheme, axon_nonce, (*st->response_mac)(m));
 }
 
 std::string check_response_mac(const session_keys& keys, std::string_view header_value,
