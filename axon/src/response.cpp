@@ -131,13 +131,11 @@ void build_stream_head(std::string& out, const route& r, synapse& s, double proc
 }
 
 void write_message_body(std::string& out, std::string_view message) {
-  // One JSON string per thread, reassigned: an error answer's message then costs only the
-  // allocations of the text dump() returns (two fewer than a fresh json per answer). The message
-  // is bounded by the request limits (it may quote a path), and so is what the thread keeps.
-  thread_local json text(json::value_t::string);
-  text.get_ref<std::string&>().assign(message);
-  out.assign("{\"message\":");
-  out.append(text.dump(-1, ' ', false, json::error_handler_t::replace));
+  // Written in place, in one allocation for a message without escapes.
+  out.clear();
+  out.reserve(message.size() + 16);
+  out.append("{\"message\":");
+  append_json_string(out, message, json_style::compact);
   out.push_back('}');
 }
 

@@ -546,3 +546,28 @@ TEST_CASE("read_json_body names the base field of each error", "[json_body][erro
   CHECK(ok.dendrite.port == 8091);
   CHECK(ok.dendrite.process_time == 0.5);
 }
+
+TEST_CASE("append_json_string writes one JSON string as the body writer does", "[json_body]") {
+  const auto compact = [](std::string_view s) {
+    std::string out = "x";  // appends: what was there stays
+    bt::append_json_string(out, s);
+    return out.substr(1);
+  };
+  // Valid text: exactly what nlohmann's compact dump writes (json.dumps with ensure_ascii=False).
+  for (const std::string& text :
+       {std::string(), std::string("plain"), std::string("q\"b\\s/"), std::string("\n\r\t\b\f"),
+        std::string("\x01\x1f\x7f", 3), std::string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80")}) {
+    INFO(text);
+    CHECK(compact(text) == bt::json(text).dump());
+  }
+  // Under python_dumps, everything non-ASCII is escaped (surrogate pairs above U+FFFF).
+  std::string ascii;
+  bt::append_json_string(ascii, "\xc3\xa9\xf0\x9f\x98\x80", bt::json_style::python_dumps);
+  CHECK(ascii == "\"\\u00e9\\ud83d\\ude00\"");
+  // Bytes that are not UTF-8 become U+FFFD instead of failing.
+  CHECK(compact("a\xff"
+                "b") ==
+        "\"a\xef\xbf\xbd"
+        "b\"");
+  CHECK(compact("\xc3(") == "\"\xef\xbf\xbd(\"");
+}

@@ -608,6 +608,10 @@ void write_json_body(const synapse_descriptor& d, const synapse& s, std::string&
   w.end_object();
 }
 
+void append_json_string(std::string& out, std::string_view text, json_style style) {
+  writer(out, style).string(text);
+}
+
 namespace {
 
 // The bt::json form of each member type of the field tables (None is null).

@@ -23,6 +23,12 @@ enum class json_style {
 void write_json_body(const synapse_descriptor& d, const synapse& s, std::string& out,
                      json_style style = json_style::python_dumps);
 
+/// Appends `text` as one JSON string literal, written as write_json_body writes strings: the
+/// escapes of json.dumps, \uXXXX escapes of everything non-ASCII under python_dumps, raw UTF-8
+/// under compact; a byte that is not valid UTF-8 becomes U+FFFD (never an exception).
+void append_json_string(std::string& out, std::string_view text,
+                        json_style style = json_style::compact);
+
 template <class T>
 std::string to_json_body(const T& s, json_style style = json_style::python_dumps) {
   std::string out;
