@@ -33,7 +33,8 @@ struct adapter : std::enable_shared_from_this<adapter> {
   bool want_read = false, want_write = false;
   bool reading = false, writing = false;  // a wait is outstanding
   bool flush_posted = false;              // a write handler is queued on the strand
-  bool flushing = false;                  // inside that handler's redisAsyncHandleWrite
+  bool flushing = false;                  // inside redisAsyncHandleWrite, from flush()
+  bool held = false;                      // redis_asio_write_now's scope: add_write only notes
 
   void arm_read() {
     if (reading || !want_read || ac == nullptr) return;
@@ -65,12 +66,16 @@ struct adapter : std::enable_shared_from_this<adapter> {
     flush_posted = true;
     net::post(sd.get_executor(), [a = shared_from_this()] {
       a->flush_posted = false;
-      if (a->ac == nullptr || !a->want_write || a->writing) return;
-      a->flushing = true;
-      redisAsyncHandleWrite(a->ac);  // may free the context (cleanup below)
-      a->flushing = false;
-      a->arm_write();
+      a->flush();
     });
+  }
+  // Writes what hiredis has buffered; never from inside a hiredis call.
+  void flush() {
+    if (ac == nullptr || !want_write || writing) return;
+    flushing = true;
+    redisAsyncHandleWrite(ac);  // may free the context (cleanup below)
+    flushing = false;
+    arm_write();
   }
 
   static adapter& of(void* p) { return *static_cast<adapter*>(p); }
@@ -87,7 +92,7 @@ struct adapter : std::enable_shared_from_this<adapter> {
     // state, so until then (and after a partial write) only real writability may drive it.
     if (a.flushing || (a.ac->c.flags & REDIS_CONNECTED) == 0)
       a.arm_write();
-    else if (!a.writing)
+    else if (!a.writing && !a.held)
       a.post_flush();
   }
   static void del_write(void* p) { of(p).want_write = false; }
@@ -108,6 +113,18 @@ struct adapter : std::enable_shared_from_this<adapter> {
 };
 
 }  // namespace
+
+void redis_asio_write_now(redisAsyncContext* ac, void (*issue)(void*), void* arg) {
+  if (ac == nullptr || ac->ev.data == nullptr || (ac->c.flags & REDIS_IN_CALLBACK) != 0) {
+    issue(arg);  // not attached, or inside a reply's callback: the ordinary posted write
+    return;
+  }
+  const std::shared_ptr<adapter> a = adapter::of(ac->ev.data).shared_from_this();
+  a->held = true;
+  issue(arg);
+  a->held = false;
+  a->flush();  // may free the context; a connect in progress waits for writability instead
+}
 
 bool redis_asio_attach(redisAsyncContext* ac, const redis_strand& ex,
                        std::function<void()> on_gone) {

@@ -29,4 +29,20 @@ using redis_strand = boost::asio::strand<boost::asio::io_context::executor_type>
 bool redis_asio_attach(redisAsyncContext* ac, const redis_strand& ex,
                        std::function<void()> on_gone);
 
+/// Runs `issue`, which queues commands on `ac` (redisAsyncCommand and kin), and writes them
+/// before returning instead of from a posted handler: a request that finds its connection idle
+/// then costs no turn of the event loop before its bytes leave (a turn is an extra epoll_wait
+/// per request). On the strand, never from inside hiredis; inside a reply's callback, and on a
+/// context that is not attached, `issue` runs alone and the write is posted as usual. The write
+/// may find the connection broken: hiredis then frees `ac` (its callbacks run with a null reply
+/// and on_gone follows), so the caller must not touch `ac` after this returns.
+void redis_asio_write_now(redisAsyncContext* ac, void (*issue)(void*), void* arg);
+
+/// The same for any callable (no allocation: it is called through a pointer to it).
+template <class Issue>
+void redis_asio_write_now(redisAsyncContext* ac, Issue& issue) {
+  redis_asio_write_now(
+      ac, [](void* f) { (*static_cast<Issue*>(f))(); }, &issue);
+}
+
 }  // namespace bt::detail

@@ -414,11 +414,13 @@ struct redis_nonce_store::impl {
       if (ac->err != 0) why += std::string(": ") + ac->errstr;
     }
     c.ac = nullptr;
-    for (request* r : c.in_flight) {  // normally empty already
+    // Normally empty already. Taken out first: a completion may resume its request at once
+    // (nonce_completion), and that request may queue another on this slot.
+    const std::deque<request*> pending = std::exchange(c.in_flight, {});
+    for (request* r : pending) {
       r->finish(nonce_verdict::unavailable);
       release(r);
     }
-    c.in_flight.clear();
     c.watchdog.cancel();
     c.retry.cancel();
     if (c.closing) {
@@ -491,13 +493,21 @@ struct redis_nonce_store::impl {
     const std::size_t len[] = {
         r.retried ? 4u : 7u, sha_or_script.size(), 1, r.key1.size(), r.key2.size(), 1, 20, 20, 20,
         r.px.size(),         r.window.size()};
-    if (redisAsyncCommandArgv(c.ac, &on_reply, &r, 11, argv, len) != REDIS_OK) {
-      r.finish(nonce_verdict::unavailable);
-      return;
-    }
-    r.refs += 2;  // the callback and the FIFO entry
-    c.in_flight.push_back(&r);
-    arm_watchdog(c);
+    auto issue = [&] {
+      if (redisAsyncCommandArgv(c.ac, &on_reply, &r, 11, argv, len) != REDIS_OK) {
+        r.finish(nonce_verdict::unavailable);
+        return;
+      }
+      r.refs += 2;  // the callback and the FIFO entry
+      c.in_flight.push_back(&r);
+      arm_watchdog(c);
+    };
+    // Nothing else in flight: the command is written at once, so the request waits for the
+    // round trip alone. Otherwise the commands of one turn of the loop share one posted write.
+    if (c.in_flight.empty())
+      detail::redis_asio_write_now(c.ac, issue);  // c.ac may be gone after this
+    else
+      issue();
   }
 
   void arm_watchdog(conn& c) {
@@ -509,14 +519,14 @@ struct redis_nonce_store::impl {
       c.watching = false;
       if (ec) return;
       const auto now = clock_type::now();
-      bool late = false;
-      for (request* r : c.in_flight) {
-        if (!r->finished && r->deadline <= now) {
-          r->finish(nonce_verdict::unavailable);
-          late = true;
-        }
-      }
-      if (late && c.ac != nullptr) {
+      // Collected first: a completion may resume its request at once (nonce_completion), and
+      // that request may queue another on this connection. The late ones stay in the FIFO
+      // until their reply or the teardown below.
+      std::vector<request*> late;
+      for (request* r : c.in_flight)
+        if (!r->finished && r->deadline <= now) late.push_back(r);
+      for (request* r : late) r->finish(nonce_verdict::unavailable);
+      if (!late.empty() && c.ac != nullptr) {
         c.last_error = "redis " + c.s.where + " did not answer within " +
                        std::to_string(c.s.opts.timeout.count()) + " ms";
         redisAsyncFree(c.ac);  // every pending callback runs (null reply), then on_gone

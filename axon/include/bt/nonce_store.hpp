@@ -43,7 +43,10 @@ enum class nonce_verdict {
 
 /// How nonce_store::async_record reports its verdict: a plain function and its argument, called
 /// exactly once (on any thread, possibly before async_record returns). Two pointers rather than
-/// a std::function, so that the in-memory path allocates nothing.
+/// a std::function, so that the in-memory path allocates nothing. On the thread of the waiting
+/// connection's event loop the call may resume that connection before it returns, and the
+/// connection may then call async_record again: a store must not complete a request while it
+/// is iterating state that a new request changes.
 struct nonce_completion {
   void (*fn)(void* arg, nonce_verdict v) noexcept = nullptr;
   void* arg = nullptr;
