@@ -13,6 +13,7 @@
 #include "axon_impl.hpp"       // the rejection counters
 #include "memory_session.hpp"  // axon_access
 #include "support/dev_keys.hpp"
+#include "support/proxy_bytes.hpp"
 #include "support/python_client.hpp"
 #include "support/wait.hpp"
 
@@ -27,6 +28,8 @@ using bt::test::alice;
 using bt::test::bob;
 using bt::test::raw_client;
 namespace pp = bt::proxy_protocol;
+using bt::test::be16;
+using bt::test::proxy_v2_signature;
 
 namespace {
 
@@ -71,12 +74,6 @@ std::string dummy_wire(const bt::axon& ax, std::int64_t input = 21) {
   return bt::test::python_request(d, alice(), bob().ss58_address(), o).wire(ax.port());
 }
 
-std::string be16(unsigned v) {
-  return {static_cast<char>((v >> 8) & 0xff), static_cast<char>(v & 0xff)};
-}
-
-const std::string v2_sig("\r\n\r\n\0\r\nQUIT\n", 12);
-
 /// PROXY v2, TCP over IPv6, [2001:db8::42]:40000 -> [::1]:8091, with one TLV.
 std::string v2_ipv6_header() {
   std::string src(16, '\0'), dst(16, '\0');
@@ -84,7 +81,7 @@ std::string v2_ipv6_header() {
   dst[15] = 0x01;
   const std::string tlv = std::string("\x02", 1) + be16(11) + "example.org";
   const std::string payload = src + dst + be16(40000) + be16(8091) + tlv;
-  return v2_sig + "\x21\x21" + be16(static_cast<unsigned>(payload.size())) + payload;
+  return proxy_v2_signature + "\x21\x21" + be16(static_cast<unsigned>(payload.size())) + payload;
 }
 
 std::uint64_t rejected(bt::axon& ax, pp::reject_reason why) {
@@ -144,7 +141,7 @@ TEST_CASE("proxy protocol v2: IPv6 caller with a TLV, and LOCAL keeps the proxy'
     CHECK(seen.port == 40000);
   }
   raw_client l(ax->port());
-  l.send(v2_sig + "\x20" + std::string(1, '\0') + be16(0) + dummy_wire(*ax));
+  l.send(proxy_v2_signature + "\x20" + std::string(1, '\0') + be16(0) + dummy_wire(*ax));
   REQUIRE(l.read().status == 200);
   std::lock_guard lk(seen.m);
   CHECK(seen.ip == "127.0.0.1");
@@ -175,7 +172,7 @@ TEST_CASE("proxy protocol: untrusted, malformed, missing and late headers close 
   }
   {  // malformed: a v2 header claiming more than the cap
     raw_client c(ax->port());
-    c.send(v2_sig + "\x21\x11" + be16(60000));
+    c.send(proxy_v2_signature + "\x21\x11" + be16(60000));
     CHECK(c.closed_by_peer());
     CHECK(rejected(*ax, pp::reject_reason::malformed) == 2);
   }

@@ -4,26 +4,24 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/proxy_bytes.hpp"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace pp = bt::proxy_protocol;
+using bt::test::be16;
+using bt::test::proxy_v2_signature;
 
 namespace {
-
-const std::string v2_sig("\r\n\r\n\0\r\nQUIT\n", 12);
-
-std::string be16(std::size_t v) {
-  return {static_cast<char>((v >> 8) & 0xff), static_cast<char>(v & 0xff)};
-}
 
 /// A version 2 header: `ver_cmd`, `family`, then `payload` (addresses + TLVs); `length` overrides
 /// the length field (default: the payload's size).
 std::string v2(unsigned char ver_cmd, unsigned char family, const std::string& payload,
                long length = -1) {
-  return v2_sig + std::string{static_cast<char>(ver_cmd), static_cast<char>(family)} +
+  return proxy_v2_signature + std::string{static_cast<char>(ver_cmd), static_cast<char>(family)} +
          be16(length < 0 ? payload.size() : static_cast<std::size_t>(length)) + payload;
 }
 
@@ -157,7 +155,7 @@ TEST_CASE("proxy protocol v1: every malformed field is refused", "[proxy]") {
 TEST_CASE("proxy protocol: input that starts with neither signature is not a header", "[proxy]") {
   for (const std::string& s :
        {std::string("POST /Dummy HTTP/1.1\r\n"), std::string("PROXX TCP4"), std::string("proxy "),
-        std::string("\r\n\r\nX"), v2_sig.substr(0, 11) + "X"}) {
+        std::string("\r\n\r\nX"), proxy_v2_signature.substr(0, 11) + "X"}) {
     INFO("input: " << s);
     const auto r = parse(s);
     CHECK(r.status == pp::parse_status::invalid);
