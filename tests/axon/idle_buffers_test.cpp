@@ -9,6 +9,7 @@
 #include "axon_impl.hpp"
 #include "memory_session.hpp"
 #include "support/dev_keys.hpp"
+#include "support/wait.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -33,16 +34,6 @@ big_echo query(char fill) {
   big_echo q;
   q.text.assign(std::size_t{64} * 1024, fill);
   return q;
-}
-
-/// Polls `done` every 10 ms for up to 5 s; whether it became true.
-template <class Fn>
-bool eventually(Fn done) {
-  for (int i = 0; i < 500; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
 }
 
 }  // namespace
@@ -76,11 +67,11 @@ TEST_CASE("idle connections keep large body buffers within axon_options::idle_bu
     if (limit == 0) {
       CHECK(kept.load() == 0);
     } else {
-      CHECK(eventually([&] { return kept.load() > 0; }));
+      CHECK(bt::test::poll_until([&] { return kept.load() > 0; }));
     }
     CHECK(kept.load() <= limit);
   }
   // The dendrites closed their connections: every kept buffer was given back.
-  CHECK(eventually([&] { return kept.load() == 0; }));
+  CHECK(bt::test::poll_until([&] { return kept.load() == 0; }));
   ax.stop();
 }

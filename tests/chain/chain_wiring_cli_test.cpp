@@ -19,6 +19,7 @@
 #include "support/run_command.hpp"
 #include "support/temp_dir.hpp"
 #include "support/vectors.hpp"
+#include "support/wait.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -89,12 +90,8 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 /// Waits (bounded) until `log` holds at least `n` occurrences of `what`.
 bool wait_for_log(const fs::path& log, const std::string& what, std::size_t n,
                   std::chrono::seconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (count_of(slurp(log), what) >= n) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
+  // Another process writes the log: there is nothing to be notified by.
+  return bt::test::poll_until([&] { return count_of(slurp(log), what) >= n; }, limit, 50ms);
 }
 
 /// bt-axon --uri //Bob on 127.0.0.1:<free port> with `args`, its stderr (the log) in `log`.

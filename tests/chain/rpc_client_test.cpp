@@ -5,6 +5,7 @@
 
 #include "support/fake_subtensor.hpp"
 #include "support/vectors.hpp"
+#include "support/wait.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -129,7 +130,7 @@ TEST_CASE(
   fake.set_fault("chain_getHead", bt::test::parse_fake_fault("close"));
   bt::rpc_client c(ep_of(fake));
   auto pending = start(c, "chain_getHeader", {block_hash});  // in flight when the close comes
-  std::this_thread::sleep_for(100ms);
+  REQUIRE(bt::test::poll_until([&] { return fake.requests("chain_getHeader") == 1; }));
   auto cut = start(c, "chain_getHead", bt::json::array());
   auto o = wait(cut);
   CHECK(o.error.code == bt::chain_errc::closed);
@@ -224,7 +225,7 @@ TEST_CASE("rpc_client: destroying the client completes the requests in flight wi
   {
     bt::rpc_client c(ep_of(fake));
     f = start(c, "chain_getHead", bt::json::array());
-    std::this_thread::sleep_for(100ms);
+    REQUIRE(bt::test::poll_until([&] { return fake.requests("chain_getHead") == 1; }));
   }
   auto o = wait(f, 3s);
   CHECK(o.error.code == bt::chain_errc::closed);

@@ -5,7 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+
+#include "support/wait.hpp"
 
 #include <chrono>
 #include <future>
@@ -24,8 +27,10 @@ TEST_CASE("timer_tick keeps the loop running until stopped, then lets run() retu
   CHECK_FALSE(ioc.stopped());
   // Stopped from another thread while the loop runs: run() returns (bounded by the future).
   ioc.restart();
+  bt::test::event running;
+  boost::asio::post(ioc, [&] { running.set(); });
   auto ran = std::async(std::launch::async, [&] { ioc.run(); });
-  std::this_thread::sleep_for(50ms);
+  REQUIRE(running.wait_for(5s));
   tick.stop();
   REQUIRE(ran.wait_for(5s) == std::future_status::ready);
   CHECK(ioc.stopped());
