@@ -57,8 +57,8 @@ class head_writer final : public header_sink {
 void start_head(std::string& out, int status, std::size_t body_bytes, bool close,
                 int retry_after_s) {
   out.clear();
-  // One allocation for the whole head (a synapse answer's is about 1.2 KB): built by appends
-  // from empty, it would reallocate at each doubling.
+  // One allocation for the whole head: built by appends from empty, it would reallocate at each
+  // doubling.
   out.reserve(typical_head_bytes);
   out.append("HTTP/1.1 ");
   append_int(status, out);

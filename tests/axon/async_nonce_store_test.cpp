@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 
 #include "support/dev_keys.hpp"
+#include "support/dummy_request.hpp"
 #include "support/python_client.hpp"
 
 #include <atomic>
@@ -88,14 +89,6 @@ class async_store final : public bt::nonce_store {
   std::vector<std::thread> threads_;
 };
 
-bt::test::request_parts dummy_request(std::uint16_t port, std::int64_t input) {
-  dummy d;
-  d.dummy_input = input;
-  bt::test::python_request_options o;
-  o.axon_port = port;
-  return bt::test::python_request(d, bt::test::alice(), bt::test::bob().ss58_address(), o);
-}
-
 std::int64_t output_of(const bt::test::reply& r) {
   const auto j = bt::json::parse(r.body, nullptr, false);
   REQUIRE(j.is_object());
@@ -119,7 +112,7 @@ TEST_CASE("an asynchronous store of one's own: every way of completing serves an
   const std::uint16_t port = ax.port();
 
   SECTION("a fresh request is served, its replay refused with the store's verdict") {
-    const auto req = dummy_request(port, 21);
+    const auto req = bt::test::dummy_request(port, 21);
     const auto first = bt::test::roundtrip(port, req.wire(port));
     CHECK(first.status == 200);
     CHECK(output_of(first) == 42);
@@ -132,7 +125,8 @@ TEST_CASE("an asynchronous store of one's own: every way of completing serves an
       "two requests pipelined on one connection: the second's record starts from the first's "
       "completion") {
     bt::test::raw_client c(port);
-    c.send(dummy_request(port, 1).wire(port) + dummy_request(port, 2).wire(port));
+    c.send(bt::test::dummy_request(port, 1).wire(port) +
+           bt::test::dummy_request(port, 2).wire(port));
     const auto r1 = c.read();
     const auto r2 = c.read();
     CHECK(r1.status == 200);

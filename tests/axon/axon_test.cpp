@@ -19,6 +19,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "support/dummy_request.hpp"
 #include "support/python_client.hpp"
 #include "support/wait.hpp"
 
@@ -62,8 +63,7 @@ dummy dummy_with(std::int64_t input) {
 
 bt::test::request_parts dummy_request(const bt::axon& ax, std::int64_t input = 21,
                                       bt::test::python_request_options o = {}) {
-  o.axon_port = ax.port();
-  return python_request(dummy_with(input), alice(), bob().ss58_address(), o);
+  return bt::test::dummy_request(ax.port(), input, std::move(o));
 }
 
 std::string message_of(const bt::test::reply& r) {

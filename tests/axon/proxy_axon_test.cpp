@@ -13,6 +13,7 @@
 #include "axon_impl.hpp"       // the rejection counters
 #include "memory_session.hpp"  // axon_access
 #include "support/dev_keys.hpp"
+#include "support/dummy_request.hpp"
 #include "support/proxy_bytes.hpp"
 #include "support/python_client.hpp"
 #include "support/wait.hpp"
@@ -67,11 +68,7 @@ std::unique_ptr<bt::axon> proxied_axon(seen_caller& seen,
 }
 
 std::string dummy_wire(const bt::axon& ax, std::int64_t input = 21) {
-  dummy d;
-  d.dummy_input = input;
-  bt::test::python_request_options o;
-  o.axon_port = ax.port();
-  return bt::test::python_request(d, alice(), bob().ss58_address(), o).wire(ax.port());
+  return bt::test::dummy_request(ax.port(), input).wire(ax.port());
 }
 
 /// PROXY v2, TCP over IPv6, [2001:db8::42]:40000 -> [::1]:8091, with one TLV.

@@ -15,6 +15,7 @@
 #include <proc.hpp>
 
 #include "support/dev_keys.hpp"
+#include "support/dummy_request.hpp"
 #include "support/python_client.hpp"
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -198,12 +199,7 @@ std::unique_ptr<bt::axon> make_axon(const std::shared_ptr<bt::redis_nonce_store>
 }
 
 bt::test::request_parts dummy_request(std::uint16_t port, std::int64_t nonce) {
-  dummy d;
-  d.dummy_input = 21;
-  bt::test::python_request_options o;
-  o.axon_port = port;
-  o.nonce = nonce;
-  return python_request(d, alice(), bob().ss58_address(), o);
+  return bt::test::dummy_request(port, 21, {.nonce = nonce});
 }
 
 constexpr std::int64_t second = 1'000'000'000;
