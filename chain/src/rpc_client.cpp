@@ -62,12 +62,31 @@ struct rpc_connection {
   }
 };
 
+namespace {
+
+/// Whether a call to `method` only reads the chain, so that sending it twice is harmless: the
+/// getters of the chain_ and state_ namespaces, runtime API calls (state_call runs on a state
+/// snapshot and changes nothing) and the system_ queries. Anything else (author_submitExtrinsic,
+/// subscriptions, methods unknown here) may act, and is never sent again.
+bool only_reads(std::string_view method) {
+  static constexpr std::string_view reads[] = {
+      "state_call",        "state_queryStorageAt", "system_accountNextIndex",
+      "system_chain",      "system_health",        "system_name",
+      "system_properties", "system_version",       "rpc_methods"};
+  if (method.starts_with("chain_get") || method.starts_with("state_get")) return true;
+  return std::find(std::begin(reads), std::end(reads), method) != std::end(reads);
+}
+
+}  // namespace
+
 struct rpc_state : std::enable_shared_from_this<rpc_state> {
   struct pending {
     std::string method;
+    std::string frame;  // the request as written
     rpc_client::handler_type handler;
     std::unique_ptr<net::steady_timer> timer;
     std::shared_ptr<rpc_connection> sent_on;  // null until written
+    bool sent_again = false;                  // a read is sent at most twice
   };
 
   rpc_state(net::any_io_executor ex, endpoint e, rpc_client_options o)
@@ -94,7 +113,7 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
 
   std::uint64_t next_id = 1;
   std::map<std::uint64_t, pending> calls;
-  std::deque<std::pair<std::uint64_t, std::string>> unsent;
+  std::deque<std::uint64_t> unsent;            // ids of calls waiting for a connection, in order
   std::shared_ptr<rpc_connection> conn;        // the open connection, if any
   std::shared_ptr<rpc_connection> connecting;  // the one being set up, if any
   bool connector_running = false;
@@ -134,7 +153,10 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
 
   void submit(std::string method, bt::json params, rpc_client::handler_type handler) {
     const std::uint64_t id = next_id++;
-    pending p{method, std::move(handler), std::make_unique<net::steady_timer>(strand), nullptr};
+    bt::json req = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+    req["params"] = params.is_null() ? bt::json::array() : std::move(params);
+    pending p{method, req.dump(), std::move(handler), std::make_unique<net::steady_timer>(strand),
+              nullptr};
     p.timer->expires_after(opt.request_timeout);
     p.timer->async_wait([self = shared_from_this(), id](boost::system::error_code ec) {
       if (ec) return;
@@ -150,9 +172,7 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
       complete(id, bt::error{chain_errc::closed, {}, "the client is shutting down"}, nullptr);
       return;
     }
-    bt::json req = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-    req["params"] = params.is_null() ? bt::json::array() : std::move(params);
-    unsent.emplace_back(id, req.dump());
+    unsent.push_back(id);
     if (conn) {
       start_writer();
     } else {
@@ -210,8 +230,7 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
     // Every request still waiting for a connection fails.
     const std::string detail = "cannot connect to " + self->ep.url() + " (" +
                                std::to_string(attempts) + " attempts): " + last_error;
-    std::vector<std::uint64_t> ids;
-    for (auto& [id, frame] : self->unsent) ids.push_back(id);
+    std::vector<std::uint64_t> ids(self->unsent.begin(), self->unsent.end());
     self->unsent.clear();
     for (auto id : ids) self->complete(id, bt::error{chain_errc::closed, {}, detail}, nullptr);
   }
@@ -309,10 +328,27 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
 
   // --- losing a connection ---
 
+  /// Ends connection `c`. The calls sent on it and not yet answered fail with `code`, except
+  /// that when it was lost (closed), a read sent once goes first in line for the next connection:
+  /// the node may never have seen it (a node restarted, or a proxy that closed the connection
+  /// while it idled, is only noticed when a request meets the closed socket).
   void lose(const std::shared_ptr<rpc_connection>& c, chain_errc code, const std::string& detail) {
     if (!c || c != conn) return;
     conn.reset();
     c->close();
+    std::vector<std::uint64_t> again;
+    for (auto& [id, p] : calls) {
+      if (p.sent_on != c || code != chain_errc::closed || p.sent_again || !only_reads(p.method))
+        continue;
+      p.sent_on.reset();
+      p.sent_again = true;
+      again.push_back(id);
+    }
+    unsent.insert(unsent.begin(), again.begin(), again.end());  // ids ascend: call order
+    if (!again.empty()) {
+      std::lock_guard lock(stats_mutex);
+      stats.requests_sent_again += again.size();
+    }
     fail_where([&](const pending& p) { return p.sent_on == c; }, code, detail);
     if (!unsent.empty()) start_connector();
   }
@@ -328,12 +364,14 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
   static net::awaitable<void> writer(std::shared_ptr<rpc_state> self,
                                      std::shared_ptr<rpc_connection> c) {
     while (c->open && self->conn == c && !self->unsent.empty()) {
-      const std::uint64_t id = self->unsent.front().first;
-      const std::string frame = std::move(self->unsent.front().second);
+      const std::uint64_t id = self->unsent.front();
       self->unsent.pop_front();
       auto it = self->calls.find(id);
       if (it == self->calls.end()) continue;  // timed out before it was sent
       it->second.sent_on = c;
+      // A copy: the call may end (time out) while its frame is being written, and a read keeps
+      // its frame in case it must be sent again.
+      const std::string frame = it->second.frame;
       auto [ec, n] = co_await std::visit(
           [&](auto& ws) {
             ws->text(true);
@@ -341,16 +379,16 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
           },
           c->ws);
       if (ec) {
-        self->writing = false;
         self->lose(c, chain_errc::closed,
                    "connection to " + self->ep.url() + " lost while sending: " + ec.message());
-        co_return;
+        break;
       }
       std::lock_guard lock(self->stats_mutex);
       ++self->stats.requests_sent;
     }
     self->writing = false;
-    // A new connection may have queued work while this one was ending.
+    // A new connection may have queued work while this one was ending (its writer could not
+    // start while this one was writing).
     self->start_writer();
   }
 

@@ -87,11 +87,16 @@ std::size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-/// Waits (bounded) until `log` holds at least `n` occurrences of `what`.
+/// Waits (bounded) until `log` holds at least `n` occurrences of `what`. When it does not, the
+/// log as it is then goes with the failing assertion.
 bool wait_for_log(const fs::path& log, const std::string& what, std::size_t n,
                   std::chrono::seconds limit) {
   // Another process writes the log: there is nothing to be notified by.
-  return bt::test::poll_until([&] { return count_of(slurp(log), what) >= n; }, limit, 50ms);
+  if (bt::test::poll_until([&] { return count_of(slurp(log), what) >= n; }, limit, 50ms))
+    return true;
+  UNSCOPED_INFO("the log after " << limit.count() << " s, without " << n << " x '" << what << "':\n"
+                                 << slurp(log));
+  return false;
 }
 
 /// bt-axon --uri //Bob on 127.0.0.1:<free port> with `args`, its stderr (the log) in `log`.
@@ -165,7 +170,7 @@ TEST_CASE("bt-axon --netuid: a failed refresh keeps the last metagraph, the node
       "--subtensor.chain_endpoint " +
           node->url,
       log);
-  INFO("bt-axon log: " << slurp(log));
+  INFO("bt-axon log at start-up: " << slurp(log));
   REQUIRE(
       wait_for_log(log, "metagraph refreshed: subnet 1 at block 6852690, 1024 neurons", 1, 15s));
 
@@ -351,7 +356,7 @@ TEST_CASE("bt-axon --netuid: SIGHUP refreshes the metagraph from the chain at on
       "--netuid 1 --metagraph.refresh_s 3600 --subtensor.timeout 10 --subtensor.chain_endpoint " +
           node->url,
       log);
-  INFO("bt-axon log: " << slurp(log));
+  INFO("bt-axon log at start-up: " << slurp(log));
   CHECK(ping_as_alice(ax.port).first == 403);  // not registered at first
 
   node->child.stop();

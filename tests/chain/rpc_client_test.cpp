@@ -125,25 +125,94 @@ TEST_CASE("rpc_client: a JSON-RPC error object carries its code and message", "[
 TEST_CASE(
     "rpc_client: a connection closed mid-response fails every request in flight, then reconnects",
     "[rpc]") {
+  // Two methods that may act (author_*): neither is sent again.
   bt::test::fake_subtensor fake(session_path());
-  fake.set_fault("chain_getHeader", bt::test::parse_fake_fault("delay:2000"));
-  fake.set_fault("chain_getHead", bt::test::parse_fake_fault("close"));
+  fake.set_any_response("author_submitExtrinsic", {{"result", "0x01"}});
+  fake.set_any_response("author_pendingExtrinsics", {{"result", bt::json::array()}});
+  fake.set_fault("author_submitExtrinsic", bt::test::parse_fake_fault("delay:2000"));
+  fake.set_fault("author_pendingExtrinsics", bt::test::parse_fake_fault("close"));
   bt::rpc_client c(ep_of(fake));
-  auto pending = start(c, "chain_getHeader", {block_hash});  // in flight when the close comes
-  REQUIRE(bt::test::poll_until([&] { return fake.requests("chain_getHeader") == 1; }));
-  auto cut = start(c, "chain_getHead", bt::json::array());
+  auto pending = start(c, "author_submitExtrinsic", {"0x00"});  // in flight when the close comes
+  REQUIRE(bt::test::poll_until([&] { return fake.requests("author_submitExtrinsic") == 1; }));
+  auto cut = start(c, "author_pendingExtrinsics", bt::json::array());
   auto o = wait(cut);
   CHECK(o.error.code == bt::chain_errc::closed);
-  CHECK(o.error.what == "chain_getHead");
+  CHECK(o.error.what == "author_pendingExtrinsics");
   CHECK(o.error.detail.find(fake.url()) != std::string::npos);
   auto p = wait(pending);
   CHECK(p.error.code == bt::chain_errc::closed);
-  CHECK(p.error.what == "chain_getHeader");
+  CHECK(p.error.what == "author_submitExtrinsic");
+  CHECK(fake.requests("author_submitExtrinsic") == 1);  // never sent twice
+  CHECK(fake.requests("author_pendingExtrinsics") == 1);
+  CHECK(c.stats().requests_sent_again == 0);
   // The next request opens a new connection.
   fake.clear_faults();
   CHECK(c.call("chain_getHead", bt::json::array()) == block_hash);
   CHECK(fake.connections() == 2);
   CHECK(c.stats().connections_opened == 2);
+}
+
+TEST_CASE("rpc_client: reads whose connection is lost are sent again, once, on the next one",
+          "[rpc]") {
+  bt::test::fake_subtensor fake(session_path());
+  SECTION("a node that closes the connection on receipt: answered on the second connection") {
+    bt::test::fake_fault drop = bt::test::parse_fake_fault("drop");
+    drop.times = 1;
+    fake.set_fault("chain_getHead", drop);
+    bt::rpc_client c(ep_of(fake));
+    CHECK(c.call("chain_getHead", bt::json::array()) == block_hash);
+    CHECK(fake.requests("chain_getHead") == 2);
+    CHECK(fake.connections() == 2);
+    CHECK(c.stats().requests_sent_again == 1);
+  }
+  SECTION("every read in flight on the lost connection, each answered") {
+    fake.set_fault("chain_getHeader", bt::test::parse_fake_fault("delay:500"));
+    bt::test::fake_fault close = bt::test::parse_fake_fault("close");
+    close.times = 1;
+    fake.set_fault("chain_getHead", close);
+    bt::rpc_client c(ep_of(fake));
+    auto header = start(c, "chain_getHeader", {block_hash});
+    REQUIRE(bt::test::poll_until([&] { return fake.requests("chain_getHeader") == 1; }));
+    auto head = start(c, "chain_getHead", bt::json::array());
+    auto h = wait(head);
+    CHECK_FALSE(h.error);
+    CHECK(h.result == block_hash);
+    auto hd = wait(header);
+    CHECK_FALSE(hd.error);
+    CHECK(hd.result.at("number") == "0x689052");
+    CHECK(fake.requests("chain_getHeader") == 2);
+    CHECK(c.stats().requests_sent_again == 2);
+    CHECK(fake.connections() == 2);
+  }
+  SECTION("only once: a read lost twice fails with closed") {
+    fake.set_fault("chain_getHead", bt::test::parse_fake_fault("drop"));
+    bt::rpc_client c(ep_of(fake));
+    auto f = start(c, "chain_getHead", bt::json::array());
+    auto o = wait(f);
+    CHECK(o.error.code == bt::chain_errc::closed);
+    CHECK(o.error.what == "chain_getHead");
+    CHECK(fake.requests("chain_getHead") == 2);
+    CHECK(c.stats().requests_sent_again == 1);
+  }
+  SECTION("a submission is not sent again") {
+    fake.set_any_response("author_submitExtrinsic", {{"result", "0x01"}});
+    fake.set_fault("author_submitExtrinsic", bt::test::parse_fake_fault("drop"));
+    bt::rpc_client c(ep_of(fake));
+    auto f = start(c, "author_submitExtrinsic", {"0x00"});
+    CHECK(wait(f).error.code == bt::chain_errc::closed);
+    CHECK(fake.requests("author_submitExtrinsic") == 1);
+    CHECK(c.stats().requests_sent_again == 0);
+  }
+  SECTION("a node restarted while the client idled: the next read is answered") {
+    bt::rpc_client c(ep_of(fake));
+    CHECK(c.call("chain_getHead", bt::json::array()) == block_hash);
+    fake.drop_connections();
+    // Whether the client notices the close before this request or only when it meets the closed
+    // socket, the read is answered, on a second connection.
+    CHECK(c.call("chain_getBlockHash", {6852690}) == block_hash);
+    CHECK(fake.connections() == 2);
+    CHECK(c.stats().connections_opened == 2);
+  }
 }
 
 TEST_CASE("rpc_client: a frame over the size limit is refused and the connection closed", "[rpc]") {

@@ -82,6 +82,8 @@ fake_fault parse_fake_fault(std::string_view text) {
   };
   if (text == "close") {
     f.what = fake_fault::kind::close_mid_response;
+  } else if (text == "drop") {
+    f.what = fake_fault::kind::drop;
   } else if (text == "malformed") {
     f.what = fake_fault::kind::malformed_frame;
   } else if (text.starts_with("oversized:")) {
@@ -91,8 +93,8 @@ fake_fault parse_fake_fault(std::string_view text) {
     f.what = fake_fault::kind::delay;
     f.delay = std::chrono::milliseconds(arg("delay:"));
   } else {
-    throw std::invalid_argument("unknown fault (close, malformed, oversized:BYTES, delay:MS): " +
-                                std::string(text));
+    throw std::invalid_argument(
+        "unknown fault (close, drop, malformed, oversized:BYTES, delay:MS): " + std::string(text));
   }
   return f;
 }
@@ -180,7 +182,10 @@ struct fake_subtensor::impl {
         const std::string method = req["method"].get<std::string>();
         const bt::json params = req.value("params", bt::json::array());
         ++self->counts[method];
-        if (auto f = self->faults.find(method); f != self->faults.end()) fault = f->second;
+        if (auto f = self->faults.find(method); f != self->faults.end()) {
+          fault = f->second;
+          if (f->second.times != 0 && --f->second.times == 0) self->faults.erase(f);
+        }
         const std::string k = key(method, params);
         const auto g = self->gated.find(k);
         if (g != self->gated.end() && self->counts[g->second.trigger] > 0) {
@@ -199,12 +204,22 @@ struct fake_subtensor::impl {
         }
       }
     }
+    if (fault.what == fake_fault::kind::drop) {
+      {
+        std::lock_guard lock(self->mutex);
+        --self->outstanding;
+      }
+      s->closed = true;
+      beast::get_lowest_layer(s->ws).close();
+      co_return;
+    }
     bt::json msg = {{"jsonrpc", "2.0"}};
     for (auto& [k, v] : response.items()) msg[k] = v;
     msg["id"] = id;
     session::out o;
     switch (fault.what) {
       case fake_fault::kind::none:
+      case fake_fault::kind::drop:  // not reached: the connection was closed above
         o.text = msg.dump();
         break;
       case fake_fault::kind::delay: {

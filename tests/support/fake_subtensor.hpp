@@ -15,9 +15,11 @@
 //                        then wins over the others for its params (set_response_after): e.g.
 //                        state_getStorage of SubtensorModule.Axons after author_submitExtrinsic.
 //
-// Faults (per method, for every later request of it):
+// Faults (per method, for every later request of it, or for the next `times` of them):
 //   close_mid_response  half of the answer's frame (a non-final websocket fragment), then the TCP
 //                       connection is closed without a websocket close;
+//   drop                no answer: the TCP connection is closed on receipt of the request (a
+//                       node that restarted, or a proxy that closed an idle connection);
 //   oversized_frame     a well-formed answer whose frame is `size` bytes;
 //   malformed_frame     a frame that is not JSON;
 //   delay               the normal answer after `delay`.
@@ -35,13 +37,15 @@
 namespace bt::test {
 
 struct fake_fault {
-  enum class kind { none, close_mid_response, oversized_frame, malformed_frame, delay };
+  enum class kind { none, close_mid_response, drop, oversized_frame, malformed_frame, delay };
   kind what = kind::none;
   std::chrono::milliseconds delay{0};  ///< for delay
   std::size_t size = 0;                ///< for oversized_frame
+  std::size_t times = 0;               ///< requests it applies to; 0: every later one
 };
 
-/// Parses "close", "oversized:BYTES", "malformed", "delay:MS" (the standalone program's --fault).
+/// Parses "close", "drop", "oversized:BYTES", "malformed", "delay:MS" (the standalone program's
+/// --fault; `times` stays 0).
 /// Throws std::invalid_argument on anything else.
 fake_fault parse_fake_fault(std::string_view text);
 

@@ -2,7 +2,7 @@
 // run command-line tools against it.
 //
 //   fake-subtensor --session FILE [--session FILE]... [--fault
-//   METHOD=close|malformed|oversized:N|delay:MS]... [--port N]
+//   METHOD=close|drop|malformed|oversized:N|delay:MS]... [--port N]
 //
 // --port (default 0: any free port) lets a test stop the node and start another in its place.
 // Its first stdout line is {"port": N, "url": "ws://127.0.0.1:N"} once it is listening (as

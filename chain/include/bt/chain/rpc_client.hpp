@@ -15,8 +15,13 @@
 //      rpc_error        the node answered with a JSON-RPC error object; the json argument is that
 //                       object ({"code", "message"[, "data"]}), detail "JSON-RPC error C: M";
 //      closed           the connection was lost (or never made, or the client was destroyed)
-//                       after the request was sent: every request in flight on it fails with
-//                       this, none is retried (a request may not be idempotent);
+//                       after the request was sent: the requests in flight on it fail with this,
+//                       except that a read (a chain_get*, state_get*, state_call or system_
+//                       query: sending it twice is harmless) is sent again, once, on the next
+//                       connection, within its own request_timeout. A node that restarted, or a
+//                       proxy that closed the connection while it idled, is only noticed when a
+//                       request meets the closed socket; a submission (author_submitExtrinsic)
+//                       may have reached the node, so it is never sent twice;
 //      malformed_frame  a frame that is not a JSON-RPC response (not JSON, not an object, no id):
 //                       the connection can no longer be trusted, so it is closed and every
 //                       request in flight fails with this;
@@ -78,9 +83,10 @@ struct rpc_client_options {
 };
 
 struct rpc_client_stats {
-  std::uint64_t connections_opened = 0;  ///< websocket handshakes completed
-  std::uint64_t requests_sent = 0;       ///< request frames written
-  std::uint64_t responses = 0;           ///< calls completed (any outcome)
+  std::uint64_t connections_opened = 0;   ///< websocket handshakes completed
+  std::uint64_t requests_sent = 0;        ///< request frames written
+  std::uint64_t requests_sent_again = 0;  ///< reads queued again after their connection was lost
+  std::uint64_t responses = 0;            ///< calls completed (any outcome)
 };
 
 /// What the blocking call() throws: error() is the asynchronous form's bt::error; for
