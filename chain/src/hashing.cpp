@@ -50,8 +50,9 @@ hash128 twox128(std::string_view text) noexcept {
 
 std::vector<std::uint8_t> blake2_128_concat(std::span<const std::uint8_t> data) {
   const hash128 h = blake2b_128(data);
-  std::vector<std::uint8_t> out(h.begin(), h.end());
-  out.insert(out.end(), data.begin(), data.end());
+  std::vector<std::uint8_t> out(h.size() + data.size());  // sized once
+  std::copy(h.begin(), h.end(), out.begin());
+  std::copy(data.begin(), data.end(), out.begin() + static_cast<std::ptrdiff_t>(h.size()));
   return out;
 }
 
