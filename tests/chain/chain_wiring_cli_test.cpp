@@ -381,15 +381,24 @@ TEST_CASE("bt-axon --netuid: SIGHUP refreshes the metagraph from the chain at on
   CHECK(status == 200);  // registered now: served
 
   // SIGHUPs handled while a read is in flight (the node answers chain_getHead, once per read,
-  // after 2.5 s) are merged into one more read: three signals, two reads.
+  // after 2.5 s) are merged into one more read: three signals, two reads. The second and third
+  // go once the node has the first read's chain_getHead (it echoes each request it receives):
+  // sent before the read began, they would merge into it.
   node->child.stop();
   node.reset();
   node.emplace(port, next_session.string(),
-               std::vector<std::string>{"--fault", "chain_getHead=delay:2500"});
+               std::vector<std::string>{"--fault", "chain_getHead=delay:2500", "--echo-requests"});
   const std::string asked = "SIGHUP: refreshing the metagraph of subnet 1 from the chain";
   const std::string read = "metagraph refreshed on request: subnet 1";
   const std::size_t asked0 = count_of(slurp(log), asked), read0 = count_of(slurp(log), read);
-  for (std::size_t i = 1; i <= 3; ++i) {  // one at a time: pending signals would coalesce
+  REQUIRE(::kill(ax.child.pid(), SIGHUP) == 0);
+  REQUIRE(wait_for_log(log, asked, asked0 + 1, 10s));
+  for (;;) {
+    const auto line = node->child.read_line(10s);
+    REQUIRE(line);  // the read's requests arrive
+    if (line->find("chain_getHead") != std::string::npos) break;
+  }
+  for (std::size_t i = 2; i <= 3; ++i) {  // one at a time: pending signals would coalesce
     REQUIRE(::kill(ax.child.pid(), SIGHUP) == 0);
     REQUIRE(wait_for_log(log, asked, asked0 + i, 10s));
   }

@@ -117,6 +117,7 @@ struct fake_subtensor::impl {
   std::set<std::string> methods;              // methods with at least one answer
   std::map<std::string, fake_fault> faults;   // method -> fault
   std::map<std::string, std::size_t> counts;
+  std::function<void(const std::string&)> observer;
   std::size_t outstanding = 0;
   std::size_t max_outstanding = 0;
   std::size_t accepted = 0;
@@ -172,6 +173,8 @@ struct fake_subtensor::impl {
     if (req.is_object() && req.contains("id")) id = req["id"];
     bt::json response;
     fake_fault fault;
+    std::function<void(const std::string&)> observe;
+    std::string method_seen;
     {
       std::lock_guard lock(self->mutex);
       ++self->outstanding;
@@ -182,6 +185,8 @@ struct fake_subtensor::impl {
         const std::string method = req["method"].get<std::string>();
         const bt::json params = req.value("params", bt::json::array());
         ++self->counts[method];
+        observe = self->observer;
+        method_seen = method;
         if (auto f = self->faults.find(method); f != self->faults.end()) {
           fault = f->second;
           if (f->second.times != 0 && --f->second.times == 0) self->faults.erase(f);
@@ -204,6 +209,7 @@ struct fake_subtensor::impl {
         }
       }
     }
+    if (observe) observe(method_seen);
     if (fault.what == fake_fault::kind::drop) {
       {
         std::lock_guard lock(self->mutex);
@@ -374,6 +380,11 @@ void fake_subtensor::remove_method(const std::string& method) {
 void fake_subtensor::set_fault(const std::string& method, fake_fault f) {
   std::lock_guard lock(impl_->mutex);
   impl_->faults[method] = f;
+}
+
+void fake_subtensor::set_request_observer(std::function<void(const std::string&)> observer) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->observer = std::move(observer);
 }
 
 void fake_subtensor::clear_faults() {

@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,6 +77,10 @@ class fake_subtensor {
   void remove_method(const std::string& method);
   void set_fault(const std::string& method, fake_fault f);
   void clear_faults();
+
+  /// Calls `observer` with each request's method as it arrives, on the fake's I/O thread (so it
+  /// must not call back into the fake). Replaces any earlier observer.
+  void set_request_observer(std::function<void(const std::string& method)> observer);
 
   /// Requests of `method` received so far.
   std::size_t requests(const std::string& method) const;
