@@ -337,12 +337,13 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
     conn.reset();
     c->close();
     std::vector<std::uint64_t> again;
-    for (auto& [id, p] : calls) {
-      if (p.sent_on != c || code != chain_errc::closed || p.sent_again || !only_reads(p.method))
-        continue;
-      p.sent_on.reset();
-      p.sent_again = true;
-      again.push_back(id);
+    if (code == chain_errc::closed) {
+      for (auto& [id, p] : calls) {
+        if (p.sent_on != c || p.sent_again || !only_reads(p.method)) continue;
+        p.sent_on.reset();
+        p.sent_again = true;
+        again.push_back(id);
+      }
     }
     unsent.insert(unsent.begin(), again.begin(), again.end());  // ids ascend: call order
     if (!again.empty()) {

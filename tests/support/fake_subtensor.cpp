@@ -210,23 +210,15 @@ struct fake_subtensor::impl {
       }
     }
     if (observe) observe(method_seen);
-    if (fault.what == fake_fault::kind::drop) {
-      {
-        std::lock_guard lock(self->mutex);
-        --self->outstanding;
-      }
-      s->closed = true;
-      beast::get_lowest_layer(s->ws).close();
-      co_return;
-    }
     bt::json msg = {{"jsonrpc", "2.0"}};
     for (auto& [k, v] : response.items()) msg[k] = v;
     msg["id"] = id;
     session::out o;
     switch (fault.what) {
       case fake_fault::kind::none:
-      case fake_fault::kind::drop:  // not reached: the connection was closed above
         o.text = msg.dump();
+        break;
+      case fake_fault::kind::drop:  // no answer: the connection is closed below
         break;
       case fake_fault::kind::delay: {
         net::steady_timer t(self->ioc);
@@ -252,6 +244,11 @@ struct fake_subtensor::impl {
     {
       std::lock_guard lock(self->mutex);
       --self->outstanding;
+    }
+    if (fault.what == fake_fault::kind::drop) {
+      s->closed = true;
+      beast::get_lowest_layer(s->ws).close();
+      co_return;
     }
     s->queue.push_back(std::move(o));
     if (!s->writing) co_await write_queue(s);
