@@ -81,8 +81,8 @@ response_identity identify_request(const epistula_headers* epi, const synapse* h
 
 /// Adds `bt-response-signature` to the complete answer in `out` (its head through the blank
 /// line, its body) when core.opts.sign_responses: one sr25519 signature by the axon's hotkey over
-/// the axon nonce (its clock in nanoseconds), `status`, the SHA3-256 of out.body and `id`.
-/// Streamed answers are signed in a trailer instead (build_stream_end).
+/// the axon nonce (its clock in nanoseconds), `status`, the SHA-256 of out.body and `id`
+/// (PROTOCOL 5.15, v2). Streamed answers are signed in a trailer instead (build_stream_end).
 void sign_response(const axon::impl& core, response_buffers& out, int status,
                    const response_identity& id);
 
