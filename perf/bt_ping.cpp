@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
                  "(in-process axon only)");
   app.add_flag(
       "--no-crypto", cfg.no_crypto,
-      "Axon verification and dendrite signing off (loopback only): framework overhead alone");
+      "Axon verification, dendrite signing and the answers' signatures off (loopback only): "
+      "framework overhead alone");
   app.add_flag("--no-response-signatures", cfg.no_response_signatures,
                "The in-process axon does not sign its answers and the dendrite does not check "
                "them (a spawned or running bt-axon still signs)");

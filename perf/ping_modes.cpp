@@ -124,7 +124,7 @@ axon_options in_process_axon_options(const ping_config& cfg) {
   axon_options o = axon_options::loopback();
   o.io_threads = cfg.axon_threads;
   o.insecure_skip_verification = cfg.no_crypto;
-  o.sign_responses = !cfg.no_response_signatures;
+  o.sign_responses = answers_signed(cfg);
   if (cfg.epistula) {
     // One signer sends every ping, each Epistula request one replay record for 8 s: the default
     // per-hotkey quota (1,024 records) would refuse all but the first ~1,000 of a window (503).
@@ -148,7 +148,13 @@ void attach_payload_route(axon& ax) {
 child_process spawn_axon(const ping_config& cfg, axon_info& info) {
   std::vector<std::string> argv = {axon_binary(cfg), "--uri",       cfg.axon_uri, "--axon.ip",
                                    "127.0.0.1",      "--axon.port", "0"};
-  if (cfg.no_crypto) argv.push_back("--insecure-skip-verification");
+  if (cfg.no_crypto) {
+    argv.push_back("--insecure-skip-verification");
+    argv.insert(argv.end(), {"--axon.sign_responses", "off"});
+  }
+  // --memory: one hotkey stands for every caller (each a dendrite with its own uuid), and the
+  // replay store's per-hotkey quota (1,024 records) would refuse all but the first ~1,000 (503).
+  if (cfg.memory) argv.insert(argv.end(), {"--axon.nonce_max_records_per_hotkey", "0"});
   child_process child = child_process::spawn(argv);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -169,9 +175,10 @@ void warn_no_crypto(const axon_info& target) {
   auto logger = spdlog::get("bt-ping");
   if (!logger) logger = spdlog::stderr_color_mt("bt-ping");
   logger->warn(
-      "--no-crypto: axon signature/nonce verification and dendrite signing are OFF for {}:{}. This "
-      "measures "
-      "framework overhead only; never run an axon like this on a network.",
+      "--no-crypto: axon signature/nonce verification, dendrite signing and the answers' "
+      "signatures "
+      "are OFF for {}:{}. This measures framework overhead only; never run an axon like this on a "
+      "network.",
       target.ip, target.port);
 }
 
@@ -179,7 +186,7 @@ dendrite_options dendrite_options_for(const ping_config& cfg) {
   dendrite_options o;
   o.threads = std::max(1u, cfg.dendrite_threads);
   o.insecure_skip_signing = cfg.no_crypto;  // --no-crypto: no signature (loopback only)
-  if (cfg.no_response_signatures) o.verify_responses = response_verification::off;
+  if (!answers_signed(cfg)) o.verify_responses = response_verification::off;
   o.session = cfg.session;
   return o;
 }

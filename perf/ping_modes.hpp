@@ -28,6 +28,8 @@ struct ping_config {
   std::size_t warmup = 0;          ///< the original loop had none
   std::size_t concurrency = 1;
   std::size_t payload = 0;  ///< 0: the base Synapse; else Payload with this many bytes
+  /// --no-crypto: no request signature, no verification or nonce record at the axon, and no
+  /// answer signatures (the in-process or spawned axon signs none, the dendrite checks none).
   bool no_crypto = false;
   /// --no-response-signatures: the in-process axon does not sign its answers (PROTOCOL 5.15)
   /// and the dendrite does not check them; the A/B of what authenticated responses cost.
@@ -48,6 +50,12 @@ struct ping_config {
   std::size_t axon_threads = 2;
   unsigned dendrite_threads = 1;
 };
+
+/// Whether the axon signs its answers (PROTOCOL 5.15) and the dendrite checks them: not with
+/// --no-crypto nor --no-response-signatures.
+inline bool answers_signed(const ping_config& cfg) {
+  return !cfg.no_crypto && !cfg.no_response_signatures;
+}
 
 /// The dendrite's hotkey: the wallet's when a --wallet.* flag was given, else --uri.
 keypair dendrite_key(const ping_config& cfg);

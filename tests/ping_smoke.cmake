@@ -12,11 +12,22 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--epistula|--count|200"
                    -DEXPECT_COUNT=200 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
   set_tests_properties("perf: bt-ping epistula in-process" PROPERTIES TIMEOUT 240)
+  # --no-crypto: unsigned requests, an axon that verifies nothing and signs no answer.
+  add_test(NAME "perf: bt-ping no-crypto in-process"
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--no-crypto|--count|200"
+                   -DEXPECT_COUNT=200 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
+  set_tests_properties("perf: bt-ping no-crypto in-process" PROPERTIES TIMEOUT 240)
   if(BT_BUILD_TOOLS)
     add_test(NAME "perf: bt-ping cross-process"
              COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--cross-process|--count|100"
                      -DEXPECT_COUNT=100 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
     set_tests_properties("perf: bt-ping cross-process" PROPERTIES TIMEOUT 240)
+    # The spawned bt-axon gets --insecure-skip-verification and --axon.sign_responses off.
+    add_test(NAME "perf: bt-ping no-crypto cross-process"
+             COMMAND ${CMAKE_COMMAND}
+                     "-DCMD=$<TARGET_FILE:bt-ping>|--cross-process|--no-crypto|--count|100"
+                     -DEXPECT_COUNT=100 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
+    set_tests_properties("perf: bt-ping no-crypto cross-process" PROPERTIES TIMEOUT 240)
   endif()
   # Every call failing: the failures by status and message, no figure, exit 1.
   find_program(BT_BASH bash REQUIRED)
