@@ -35,4 +35,11 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
            COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_failures_test.sh
                    $<TARGET_FILE:bt-ping>)
   set_tests_properties("perf: bt-ping failure report" PROPERTIES TIMEOUT 120)
+  if(BT_BUILD_TOOLS)
+    # --memory: more one-hotkey callers than the replay store's per-hotkey quota, all answered.
+    add_test(NAME "perf: bt-ping memory mode"
+             COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_memory_test.sh
+                     $<TARGET_FILE:bt-ping>)
+    set_tests_properties("perf: bt-ping memory mode" PROPERTIES TIMEOUT 240)
+  endif()
 endif()
