@@ -36,7 +36,7 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
                    $<TARGET_FILE:bt-ping>)
   set_tests_properties("perf: bt-ping failure report" PROPERTIES TIMEOUT 120)
   if(BT_BUILD_TOOLS)
-    # --memory: more one-hotkey callers than the replay store's per-hotkey quota, all answered.
+    # --memory: 1,200 one-hotkey callers (above the per-hotkey replay quota), all answered.
     add_test(NAME "perf: bt-ping memory mode"
              COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_memory_test.sh
                      $<TARGET_FILE:bt-ping>)

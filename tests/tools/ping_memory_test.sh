@@ -12,7 +12,7 @@ trap 'rm -rf "$TMP"' EXIT
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-N=1500
+N=1200
 rc=0
 timeout 200 "$BIN" --memory --connections "$N" --json "$TMP/memory.json" \
   >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
