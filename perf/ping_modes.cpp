@@ -176,9 +176,8 @@ void warn_no_crypto(const axon_info& target) {
   if (!logger) logger = spdlog::stderr_color_mt("bt-ping");
   logger->warn(
       "--no-crypto: axon signature/nonce verification, dendrite signing and the answers' "
-      "signatures "
-      "are OFF for {}:{}. This measures framework overhead only; never run an axon like this on a "
-      "network.",
+      "signatures are OFF for {}:{}. This measures framework overhead only; never run an axon "
+      "like this on a network.",
       target.ip, target.port);
 }
 
