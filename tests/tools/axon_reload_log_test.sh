@@ -23,8 +23,7 @@ export HOME="$TMP/home"
 ALICE=5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY
 BOB=5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty
 LOG="$TMP/axon.log"
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # wait_for <seconds> <command...>: polls until the command succeeds.
 wait_for() {
@@ -81,5 +80,4 @@ for line in lines:
 PY
 [[ ! -s "$TMP/stderr" ]] || fail "with --logging.file, stderr is not empty: $(cat "$TMP/stderr")"
 
-if ((failures > 0)); then echo "$failures failure(s)" >&2; exit 1; fi
-echo "bt-axon SIGHUP reload and JSON logs: ok"
+finish "bt-axon SIGHUP reload and JSON logs"

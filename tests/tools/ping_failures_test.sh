@@ -9,8 +9,7 @@ set -euo pipefail
 BIN="$1"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-ping-fail-XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 HOTKEY=5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty  # //Bob
 rc=0
@@ -20,7 +19,7 @@ out="$(cat "$TMP/out")"
 [[ "$rc" == 1 ]] || fail "exit status $rc, expected 1 (stderr: $(cat "$TMP/err"))"
 for want in "Number of queries: 3" "Average: none (no call succeeded)" \
             "Failures: 3 of 3 calls" "  3 x 503 Service unavailable at 127.0.0.1:1/Synapse"; do
-  [[ "$out" == *"$want"* ]] || fail "stdout lacks '$want':"$'\n'"$out"
+  expect_has "$out" "$want" stdout
 done
 for unwanted in "Throughput" "Latency:" "seconds"; do
   [[ "$out" != *"$unwanted"* ]] || fail "stdout has '$unwanted' for a run where nothing succeeded:"$'\n'"$out"
@@ -28,11 +27,7 @@ done
 json="$(cat "$TMP/ping.json")"
 for want in '"count": 3' '"successes": 0' '"mean_us": null' '"503": 3' \
             '"message": "Service unavailable at 127.0.0.1:1/Synapse"'; do
-  [[ "$json" == *"$want"* ]] || fail "--json lacks '$want':"$'\n'"$json"
+  expect_has "$json" "$want" --json
 done
 
-if ((failures)); then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "bt-ping failure report: all checks passed"
+finish "bt-ping failure report"

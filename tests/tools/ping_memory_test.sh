@@ -9,8 +9,7 @@ set -euo pipefail
 BIN="$1"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-ping-memory-XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 N=1200
 rc=0
@@ -20,15 +19,11 @@ out="$(cat "$TMP/out")"
 [[ "$rc" == 0 ]] || fail "exit status $rc, expected 0 (stderr: $(tail -5 "$TMP/err"))"
 for want in "Axon RSS at start: " "Axon RSS idle (after 200 pings): " \
             "Opening them took " "answers: 200: $N"$'\n'; do
-  [[ "$out"$'\n' == *"$want"* ]] || fail "stdout lacks '$want':"$'\n'"$out"
+  expect_has "$out"$'\n' "$want" stdout
 done
 json="$(cat "$TMP/memory.json" 2>/dev/null || true)"
 for want in '"mode": "memory"' "\"connections_requested\": $N" "\"200\": $N"; do
-  [[ "$json" == *"$want"* ]] || fail "--json lacks '$want':"$'\n'"$json"
+  expect_has "$json" "$want" --json
 done
 
-if ((failures)); then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "bt-ping memory mode: all checks passed"
+finish "bt-ping memory mode"

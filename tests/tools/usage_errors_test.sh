@@ -19,8 +19,7 @@ trap cleanup EXIT
 unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_AXON_IP BT_AXON_PORT
 export HOME="$TMP/home"
 
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # usage <expected stderr fragment> <args...>: exit status 2 and the fragment on stderr. bt-dendrite's
 # results are JSON, and so are its errors: stderr must be exactly one {"error": "..."} line, and the
@@ -140,8 +139,4 @@ case "$TOOL" in
   *) echo "usage: $0 bt-axon|bt-dendrite|bt-ping <binary>" >&2; exit 2 ;;
 esac
 
-if ((failures)); then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "$TOOL usage errors: all checks passed"
+finish "$TOOL usage errors"

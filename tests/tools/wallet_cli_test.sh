@@ -14,8 +14,7 @@ trap 'rm -rf "$TMP"' EXIT
 unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_WALLET_PASSWORD
 export HOME="$TMP/home"
 
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # run <expected exit code> <args...>: runs bt-wallet, leaves stdout in $OUT, stderr in $ERR.
 run() {
@@ -256,8 +255,4 @@ case "$MODE" in
   *) echo "usage: $0 <bt-wallet> keys|wallet" >&2; exit 2 ;;
 esac
 
-if ((failures)); then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "bt-wallet $MODE: all checks passed"
+finish "bt-wallet $MODE"
