@@ -260,7 +260,9 @@ enum class error_style { text, json };
 inline void report_error(std::ostream& err, std::string_view tool, error_style style,
                          const std::string& message) {
   if (style == error_style::json) {
-    err << nlohmann::json{{"error", message}}.dump() << std::endl;
+    err << nlohmann::json{{"error", message}}.dump(-1, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace)
+        << std::endl;
     return;
   }
   if (const auto slash = tool.find_last_of('/'); slash != std::string_view::npos)

@@ -96,7 +96,8 @@ int run(const ping_config& cfg) {
     bt::json extra = bt::json::object();
     extra["mode"] = mode_name(cfg);
     extra["payload_bytes"] = cfg.payload;
-    std::ofstream(cfg.json_file) << to_json(result, s, base ? &*base : nullptr, extra).dump(2)
+    std::ofstream(cfg.json_file) << to_json(result, s, base ? &*base : nullptr, extra)
+                                        .dump(2, ' ', false, bt::json::error_handler_t::replace)
                                  << "\n";
   }
   if (!cfg.histogram_file.empty()) {

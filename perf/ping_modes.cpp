@@ -277,7 +277,9 @@ int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& t
     extra["axon_cpu_goal_us"] = goal;
     extra["sign_us"] = c.sign_us;
     extra["verify_us"] = c.verify_us;
-    std::ofstream(cfg.json_file) << to_json(run, s, nullptr, extra).dump(2) << "\n";
+    std::ofstream(cfg.json_file)
+        << to_json(run, s, nullptr, extra).dump(2, ' ', false, bt::json::error_handler_t::replace)
+        << "\n";
   }
   return run.failed() == 0 ? 0 : 1;
 }
@@ -344,7 +346,8 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
     json st = json::object();
     for (const auto& [status, n] : statuses) st[std::to_string(status)] = n;
     j["statuses"] = std::move(st);
-    std::ofstream(cfg.json_file) << j.dump(2) << "\n";
+    std::ofstream(cfg.json_file) << j.dump(2, ' ', false, bt::json::error_handler_t::replace)
+                                 << "\n";
   }
   return statuses.size() == 1 && statuses.count(200) ? 0 : 1;
 }

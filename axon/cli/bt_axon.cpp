@@ -855,7 +855,8 @@ int main(int argc, char** argv) {
     line.erase("placeholder1");
     line.erase("placeholder2");
     if (!admin_listen.empty()) line["admin_port"] = ax.admin_port();
-    std::cout << line.dump() << std::endl;  // flushed: scripts wait for this line
+    std::cout << line.dump(-1, ' ', false, bt::json::error_handler_t::replace)
+              << std::endl;  // flushed: scripts wait for this line
 
     signal_ioc.run();
     log->info("{}: draining and stopping", received == SIGINT ? "SIGINT" : "SIGTERM");

@@ -73,7 +73,7 @@ int run_metagraph(const metagraph_config& cfg, std::ostream& out, std::ostream& 
     subtensor st(*ep, client_options(cfg.endpoint));
     const metagraph m = st.get_metagraph(cfg.netuid, cfg.block);
     if (cfg.json) {
-      out << to_json(m).dump() << std::endl;
+      out << to_json(m).dump(-1, ' ', false, bt::json::error_handler_t::replace) << std::endl;
     } else {
       print_table(m, out);
       out.flush();

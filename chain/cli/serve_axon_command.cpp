@@ -73,7 +73,8 @@ int run_serve_axon(const serve_axon_config& cfg, std::ostream& out, std::ostream
     rpc_client client(*ep, client_options(cfg.endpoint));
     const serve_axon_plan plan = prepare_serve_axon(client, *hotkey, args);
     if (cfg.dry_run) {
-      out << dry_run_json(plan).dump() << std::endl;
+      out << dry_run_json(plan).dump(-1, ' ', false, bt::json::error_handler_t::replace)
+          << std::endl;
       return 0;
     }
     const auto c = submit_serve_axon(
@@ -87,7 +88,7 @@ int run_serve_axon(const serve_axon_config& cfg, std::ostream& out, std::ostream
                 {"ip_type", args.ip_type},
                 {"protocol", args.protocol},
                 {"version", args.version}}
-               .dump()
+               .dump(-1, ' ', false, bt::json::error_handler_t::replace)
         << std::endl;
     return 0;
   } catch (const rpc_call_error& e) {

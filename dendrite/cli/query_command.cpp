@@ -189,7 +189,10 @@ int report(const std::vector<T>& results, double wall_seconds, bool print_lines 
   std::vector<double> latencies;
   bool all_ok = true;
   for (const T& r : results) {
-    if (print_lines) std::cout << to_json_value(descriptor_for(r), r).dump() << '\n';
+    if (print_lines)
+      std::cout << to_json_value(descriptor_for(r), r)
+                       .dump(-1, ' ', false, bt::json::error_handler_t::replace)
+                << '\n';
     const std::string key =
         r.dendrite.status_code ? std::to_string(*r.dendrite.status_code) : std::string("None");
     ++by_status[key];
@@ -241,7 +244,10 @@ int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info
       std::fflush(stdout);
     });
     if (!at_line_start) std::fputc('\n', stdout);
-    std::fputs(to_json_value(descriptor_for(r), r).dump().c_str(), stdout);
+    std::fputs(to_json_value(descriptor_for(r), r)
+                   .dump(-1, ' ', false, bt::json::error_handler_t::replace)
+                   .c_str(),
+               stdout);
     std::fputc('\n', stdout);
     std::fflush(stdout);
     results.push_back(std::move(r));

@@ -537,10 +537,11 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
       if (epi_) {
         epistula_response& o = *epi_->out;
         o.status = static_cast<int>(res.result_int());
-        o.status_message = std::string(res.reason());
+        o.status_message = detail::valid_utf8(res.reason());
         o.error.reset();
         o.headers.clear();
-        for (const auto& f : res) o.headers.emplace_back(f.name_string(), f.value());
+        for (const auto& f : res)
+          o.headers.emplace_back(f.name_string(), detail::valid_utf8(f.value()));
         o.body = std::move(res.body());
         o.response_verified = verified;
       } else {

@@ -12,6 +12,7 @@
 #include <bt/header_codec.hpp>
 #include <bt/hex.hpp>
 #include <bt/json_body.hpp>
+#include <bt/python_str.hpp>
 
 #include <sodium.h>
 
@@ -167,7 +168,7 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
   const auto ct = headers[http::field::content_type];
   if (!is_json_content_type(std::string_view(ct.data(), ct.size()))) {
     detail = "HTTP " + std::to_string(status) + " with content type '" +
-             std::string(ct.data(), ct.size()) + "', expected application/json";
+             valid_utf8(std::string_view(ct.data(), ct.size())) + "', expected application/json";
     return malformed;
   }
 
@@ -230,6 +231,12 @@ std::error_code apply_stream_headers(synapse& s, const boost::beast::http::field
   }
   merge_axon_headers(s, h);
   return {};
+}
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  append_python_text(text, out);  // a verbatim copy when the text is valid
+  return out;
 }
 
 std::string epistula_target_problem(std::string_view method, std::string_view path) {

@@ -42,7 +42,7 @@ struct cli_error {
 };
 
 int print(const bt::json& j, int code = 0) {
-  std::cout << j.dump() << '\n' << std::flush;
+  std::cout << j.dump(-1, ' ', false, bt::json::error_handler_t::replace) << '\n' << std::flush;
   return code;
 }
 

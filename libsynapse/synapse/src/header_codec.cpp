@@ -5,6 +5,7 @@
 #include <bt/header_codec.hpp>
 
 #include <bt/body_hash.hpp>
+#include <bt/python_str.hpp>
 
 #include "codec_detail.hpp"
 
@@ -366,14 +367,20 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
       dst = v;
       return true;
     }
+    // Text fields always hold valid UTF-8 (PROTOCOL 2.7): a malformed byte from the peer
+    // becomes U+FFFD here, so no later consumer (a JSON writer, Python's str) can fail on it.
+    static void take_text(std::string_view text, std::string& dst) {
+      dst.clear();
+      append_python_text(text, dst);  // a verbatim copy when the text is valid
+    }
     bool operator()(std::optional<std::string>& dst) const {
       if (!check()) return false;
-      dst.emplace(value);
+      take_text(value, dst.emplace());
       return true;
     }
     bool operator()(std::string& dst) const {  // computed_body_hash, the one plain string
       if (!check()) return false;
-      dst.assign(value);
+      take_text(value, dst);
       r.saw_body_hash_ = true;
       return true;
     }

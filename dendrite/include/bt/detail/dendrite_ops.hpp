@@ -114,6 +114,11 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
                                const boost::beast::http::fields& headers, std::string_view body,
                                std::string& detail);
 
+/// A copy of peer text that is valid UTF-8: each malformed byte becomes U+FFFD (the rule of
+/// PROTOCOL 2.7 for header values), so a reason phrase or header value the dendrite hands on
+/// can always be written as JSON or converted to a Python str.
+std::string valid_utf8(std::string_view text);
+
 /// Why an Epistula call's method or path cannot be sent (empty when both can): the method must
 /// be an HTTP token, the path start with '/' and hold no spaces or control characters.
 std::string epistula_target_problem(std::string_view method, std::string_view path);
