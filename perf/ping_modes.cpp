@@ -5,6 +5,9 @@
 #include "payload_synapse.hpp"
 #include "stats.hpp"
 
+// bt-axon's text log formatter (escapes outside text so that a message is one line).
+#include "../axon/cli/log_setup.hpp"
+
 #include <bt/json.hpp>
 #include <bt/ss58.hpp>
 #include <bt/wallet.hpp>
@@ -135,7 +138,10 @@ axon_options in_process_axon_options(const ping_config& cfg) {
   o.accept_sessions = cfg.session;
   // Failures and the --no-crypto warning go to stderr; the access log (debug) stays off.
   auto logger = spdlog::get("axon");
-  if (!logger) logger = spdlog::stderr_color_mt("axon");
+  if (!logger) {
+    logger = spdlog::stderr_color_mt("axon");
+    logger->set_formatter(std::make_unique<bt::miner::text_log_formatter>());  // one line per call
+  }
   logger->set_level(spdlog::level::warn);
   o.logger = logger;
   return o;
@@ -173,7 +179,10 @@ child_process spawn_axon(const ping_config& cfg, axon_info& info) {
 
 void warn_no_crypto(const axon_info& target) {
   auto logger = spdlog::get("bt-ping");
-  if (!logger) logger = spdlog::stderr_color_mt("bt-ping");
+  if (!logger) {
+    logger = spdlog::stderr_color_mt("bt-ping");
+    logger->set_formatter(std::make_unique<bt::miner::text_log_formatter>());  // one line per call
+  }
   logger->warn(
       "--no-crypto: axon signature/nonce verification, dendrite signing and the answers' "
       "signatures are OFF for {}:{}. This measures framework overhead only; never run an axon "

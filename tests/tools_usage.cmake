@@ -26,6 +26,15 @@ if(TARGET bt_cli)
   catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
 endif()
 
+# bt-axon's log formatters (axon/cli/log_setup.hpp, header-only): "tools: log ...".
+if(BT_BUILD_TOOLS)
+  add_executable(log_setup_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/log_setup_test.cpp)
+  target_include_directories(log_setup_test PRIVATE ${PROJECT_SOURCE_DIR}/axon/cli)
+  target_link_libraries(log_setup_test PRIVATE bt_test_main bt::synapse spdlog::spdlog)
+  bt_target_defaults(log_setup_test)
+  catch_discover_tests(log_setup_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
+endif()
+
 # The allocator policy of bt-axon and bt-ping (cli/heap_policy.hpp), in a process of its own (the
 # policy is process-wide): "tools: heap policy: ...". It observes glibc's allocator, which the
 # sanitizers replace with their own, so in a sanitizer build this one executable is compiled and
