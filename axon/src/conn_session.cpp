@@ -79,8 +79,12 @@ stage_result verify_session_offer(request_state& st) {
 }
 
 void authenticate_answer(const axon::impl& core, response_buffers& out, int status,
-                         const response_identity& id, request_state* st) {
-  if (st && st->session.via_session) {
+                         request_state* st) {
+  if (st == nullptr) return;  // no request was read: there is nothing to name
+  // The identity the request was verified under, never what its headers merely claim
+  // (PROTOCOL 5.15): empty for a request nothing verified.
+  const response_identity id = st->identity.view();
+  if (st->session.via_session) {
     // A session request's answer: the MAC under k_s2c replaces the signature.
     std::string nonce;
     append_int(wall_ns(), nonce);
@@ -91,8 +95,8 @@ void authenticate_answer(const axon::impl& core, response_buffers& out, int stat
     return;
   }
   sign_response(core, out, status, id);
-  request_session* rs = st ? &st->session : nullptr;
-  if (!rs || !rs->pending || !rs->policy_passed || !rs->conn) return;
+  request_session* rs = &st->session;
+  if (!rs->pending || !rs->policy_passed || !rs->conn) return;
   // The offer verified and the blacklist passed: the accept goes out with this answer, and the
   // connection holds the session from now on.
   add_head_field(out, session_auth::accept_header, rs->pending->header_value);

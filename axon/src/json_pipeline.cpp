@@ -155,6 +155,9 @@ stage_result verify_epistula(request_state& st, std::string_view body, std::stri
     return refusal(*failed, !st.keep_alive);
   st.verified = true;
   st.job->ctx.verified = true;
+  // Signed-By's key signed the uuid: from here on, answers name this signer and this request
+  // (PROTOCOL 5.15), refusals included.
+  st.identity.set(st.job->signer, st.job->request_uuid);
   return {};
 }
 

@@ -128,15 +128,57 @@ std::string_view request_path(std::string_view target) {
   return q == std::string_view::npos ? target : target.substr(0, q);
 }
 
+void append_log_text(std::string& out, std::string_view text, std::size_t max_bytes, bool claim) {
+  const bool cut = text.size() > max_bytes;
+  if (cut) {
+    // Cut at a character boundary: UTF-8 passes through unescaped outside claims.
+    std::size_t n = max_bytes;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) --n;
+    text = text.substr(0, n);
+  }
+  out.reserve(out.size() + text.size() + (cut ? 3 : 0));
+  for (const char ch : text) {
+    const auto u = static_cast<unsigned char>(ch);
+    const bool escape =
+        u < 0x20 || u == 0x7f || ch == '|' || ch == '\\' || (claim && (ch == '"' || u > 0x7f));
+    if (!escape) {
+      out.push_back(ch);
+      continue;
+    }
+    constexpr char digits[] = "0123456789abcdef";
+    out.append("\\x");
+    out.push_back(digits[u >> 4]);
+    out.push_back(digits[u & 0xf]);
+  }
+  if (cut) out.append("...");
+}
+
 void log_access(const axon::impl& core, std::string_view peer_ip, std::uint16_t peer_port,
-                std::size_t body_bytes, std::string_view name, std::string_view hotkey, int status,
-                std::string_view message, double seconds) {
+                std::size_t body_bytes, std::string_view name, std::string_view verified_hotkey,
+                std::string_view claimed_hotkey, int status, std::string_view message,
+                double seconds) {
   // In the spirit of bittensor's
   // `axon | <-- | {size} B | {name} | {hotkey} | {ip}:{port} | {status} | {message}`.
   auto& log = *core.log;
   if (!log.should_log(spdlog::level::debug)) return;
-  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", body_bytes, name, hotkey,
-            peer_ip, peer_port, status, message, seconds * 1e6);
+  // Only a verified hotkey is shown as the caller; a claim is labelled as one, quoted, and every
+  // text a client chose is escaped, so that none of it reads as another field or line.
+  constexpr std::size_t max_claim = 64, max_name = 256, max_message = 1024;
+  std::string caller;
+  if (!verified_hotkey.empty()) {
+    append_log_text(caller, verified_hotkey, max_claim, true);
+  } else if (claimed_hotkey.empty()) {
+    caller = "unverified";
+  } else {
+    caller = "unverified, claims \"";
+    append_log_text(caller, claimed_hotkey, max_claim, true);
+    caller.push_back('"');
+  }
+  std::string safe_name, safe_message;
+  append_log_text(safe_name, name, max_name, false);
+  append_log_text(safe_message, message, max_message, false);
+  log.debug("axon | <-- | {} B | {} | {} | {}:{} | {} | {} | {:.0f} us", body_bytes, safe_name,
+            caller, peer_ip, peer_port, status, safe_message, seconds * 1e6);
 }
 
 rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr error, bool close) {
@@ -267,6 +309,9 @@ stage_result verify(request_state& st, std::string& scratch) {
     } else if (!st.core.verifier.check(h, wall_ns(), scratch, why)) {
       return reject(axon_errc::not_verified, close_early, why);
     }
+    // The signature (or the session's MAC) covered these very fields: from here on, answers
+    // name this caller and this request (PROTOCOL 5.15), refusals included.
+    st.identity.set_synapse(h.dendrite);
     if (opts.accept_sessions && session.offers > 0)
       if (stage_result rej = verify_session_offer(st)) return rej;
   }

@@ -120,12 +120,13 @@ struct request_state {
   clock_type::time_point deadline{};  // t0 + timeout_s (D16)
   std::shared_ptr<request_job> job;   // from stage 2 on
   bool verified = false;              // passed stage 3 (D29: error answers signed only then)
-  double priority = 0;                // the route's priority function (D15)
-  bool needs_slot = false;            // takes a slot of the bounded queue
-  std::size_t body_bytes = 0;         // for the access line
-  epistula_claim claim;               // Epistula requests: what the Epistula head decoded
-  bool epistula = false;              // a synapse route's request authenticated by Epistula
-  request_session session;            // its connection's session (PROTOCOL 13)
+  verified_identity identity;  // what answers name (PROTOCOL 5.15): set when a scheme verified
+  double priority = 0;         // the route's priority function (D15)
+  bool needs_slot = false;     // takes a slot of the bounded queue
+  std::size_t body_bytes = 0;  // for the access line
+  epistula_claim claim;        // Epistula requests: what the Epistula head decoded
+  bool epistula = false;       // a synapse route's request authenticated by Epistula
+  request_session session;     // its connection's session (PROTOCOL 13)
 };
 
 // ---- the stages, in order (pipeline.cpp) ----
@@ -149,12 +150,14 @@ stage_result verify_session_request(request_state& st, std::string& scratch);
 /// 3, a signed request with a bt-session-offer (opts.accept_sessions): none yet on this
 /// connection, the offer's signature valid; the accept is kept for the answer.
 stage_result verify_session_offer(request_state& st);
-/// The answer's authentication (in place of sign_response): a session request's answer gets a
-/// bt-response-mac; any other is signed as sign_response does, and an answer to a request whose
-/// offer verified and whose blacklist passed also carries the bt-session-accept, the connection
-/// taking the session at that moment. `st` null: the request could not be read.
+/// The answer's authentication (in place of sign_response), over `st->identity` (PROTOCOL
+/// 5.15: the identity the request was verified under; none when nothing verified it): a session
+/// request's answer gets a bt-response-mac; any other is signed as sign_response does, and an
+/// answer to a request whose offer verified and whose blacklist passed also carries the
+/// bt-session-accept, the connection taking the session at that moment. `st` null: the request
+/// could not be read, and the answer is not signed (there is no request to name).
 void authenticate_answer(const axon::impl& core, response_buffers& out, int status,
-                         const response_identity& id, request_state* st);
+                         request_state* st);
 /// 3b. The route's own verify function (part of 3; on Epistula's path after J2-J3).
 stage_result check_route_verify(request_state& st);
 /// 4. Blacklist on the verified caller (D4).
@@ -221,10 +224,20 @@ rejection cancel_at_deadline(request_state& st, bool close);
 /// The rejection for what a forward function threw.
 rejection forward_failure(axon::impl& core, const route& r, std::exception_ptr error, bool close);
 
-/// One access line per request, at debug.
+/// One access line per request, at debug. The caller field is `verified_hotkey` (the identity
+/// the request was verified under) or, when that is empty, "unverified" followed by what the
+/// request claimed (`claimed_hotkey`, quoted and escaped), never a claim shown as the caller.
+/// Every text a client chose (the claim, an unknown route's path inside `name`, the message) is
+/// escaped so that it cannot add a field (" | ") or a line.
 void log_access(const axon::impl& core, std::string_view peer_ip, std::uint16_t peer_port,
-                std::size_t body_bytes, std::string_view name, std::string_view hotkey, int status,
-                std::string_view message, double seconds);
+                std::size_t body_bytes, std::string_view name, std::string_view verified_hotkey,
+                std::string_view claimed_hotkey, int status, std::string_view message,
+                double seconds);
+
+/// The access line's escaping, appended to `out`: '|', '\\', control characters and DEL
+/// written as \xNN, and for a `claim` (shown between double quotes) '"' and every byte above 0x7f
+/// too; at most `max_bytes` of `text`, then "...".
+void append_log_text(std::string& out, std::string_view text, std::size_t max_bytes, bool claim);
 
 /// The path of a request-target without its query (absolute-form served by its path).
 std::string_view request_path(std::string_view target);

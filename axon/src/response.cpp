@@ -204,28 +204,44 @@ void build_error_response(const axon::impl& core, response_buffers& out, int sta
   out.head.append("\r\n");
 }
 
-response_identity identify_request(const epistula_headers* epi, const synapse* headers) {
-  response_identity id;
-  if (epi && epi->any()) {
-    id.caller_hotkey = epi->value(epistula_headers::signed_by);
-    id.request_id = epi->value(epistula_headers::uuid);
-    return id;
+bool verified_identity::set(std::string_view caller_hotkey, std::string_view request_id) noexcept {
+  hotkey_len_ = 0;
+  request_id_len_ = 0;
+  if (caller_hotkey.empty() || caller_hotkey.size() > max_part || request_id.size() > max_part)
+    return false;
+  caller_hotkey.copy(hotkey_.data(), caller_hotkey.size());
+  request_id.copy(request_id_.data(), request_id.size());
+  hotkey_len_ = static_cast<std::uint8_t>(caller_hotkey.size());
+  request_id_len_ = static_cast<std::uint8_t>(request_id.size());
+  return true;
+}
+
+bool verified_identity::set_synapse(const terminal_info& d) noexcept {
+  if (!d.hotkey || !d.nonce || !d.uuid) {
+    set({}, {});
+    return false;
   }
-  if (!headers) return id;
-  const terminal_info& d = headers->dendrite;
-  if (d.hotkey) id.caller_hotkey = *d.hotkey;
-  if (d.nonce && d.uuid) {
-    id.request_id.reserve(number_buffer_size + 1 + d.uuid->size());
-    append_int(*d.nonce, id.request_id);
-    id.request_id.push_back('.');
-    id.request_id.append(*d.uuid);
+  // "{nonce}.{uuid}", built in place (no temporary string).
+  char id[max_part];
+  char nonce_buf[number_buffer_size];
+  const std::string_view nonce = format_int(*d.nonce, nonce_buf);
+  if (nonce.size() + 1 + d.uuid->size() > max_part) {
+    set({}, {});
+    return false;
   }
-  return id;
+  nonce.copy(id, nonce.size());
+  id[nonce.size()] = '.';
+  d.uuid->copy(id + nonce.size() + 1, d.uuid->size());
+  return set(*d.hotkey, std::string_view(id, nonce.size() + 1 + d.uuid->size()));
+}
+
+bool answers_signed(const axon::impl& core) noexcept {
+  return core.opts.sign_responses && !core.opts.insecure_skip_verification;
 }
 
 void sign_response(const axon::impl& core, response_buffers& out, int status,
                    const response_identity& id) {
-  if (!core.opts.sign_responses) return;
+  if (!answers_signed(core)) return;
   char nonce_buf[number_buffer_size];
   const std::string_view nonce = format_int(wall_ns(), nonce_buf);
   const std::string value = response_signature::sign(core.hotkey, nonce, id.caller_hotkey,
@@ -235,7 +251,7 @@ void sign_response(const axon::impl& core, response_buffers& out, int status,
 
 std::string build_stream_end(const axon::impl& core, const response_identity& id,
                              const sha256_digest& body_hash) {
-  if (!core.opts.sign_responses) return std::string(last_chunk);
+  if (!answers_signed(core)) return std::string(last_chunk);
   std::string nonce;
   append_int(wall_ns(), nonce);
   std::string out = "0\r\n";

@@ -10,6 +10,7 @@
 
 #include "epistula.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -66,21 +67,54 @@ void write_message_body(std::string& out, std::string_view message);
 void build_stream_head(std::string& out, const route& r, synapse& s, double process_time,
                        bool close, bool signed_trailer);
 
-/// What a response signature names of the request it answers (PROTOCOL 5.15):
-/// the caller's hotkey and the request id as the request claimed them, each empty when absent.
+/// What a response signature names of the request it answers (PROTOCOL 5.15): the caller's
+/// hotkey and the request id the request was VERIFIED under, both empty when nothing verified it.
+/// Views into a verified_identity (below), valid while it lives.
 struct response_identity {
-  std::string caller_hotkey;
-  std::string request_id;
+  std::string_view caller_hotkey;
+  std::string_view request_id;
 };
 
-/// The identity of a request: when it carries any Epistula-* field of the convention (`epi`),
-/// its Signed-By and Uuid as received; otherwise, from `headers` (its header synapse; null when
-/// the request never got that far), dendrite.hotkey and "{dendrite.nonce}.{dendrite.uuid}"
-/// (empty unless both are present).
-response_identity identify_request(const epistula_headers* epi, const synapse* headers);
+/// The identity a request was verified under (PROTOCOL 5.15), recorded by the scheme whose check
+/// succeeded, at that moment: the synapse signature or the session MAC (set_synapse, over the
+/// header fields that check covered) and the Epistula signature (set: Signed-By and the uuid).
+/// Nothing else ever fills it, so an answer never names what headers its route did not
+/// authenticate (an Epistula-* field on a bittensor route, a bt_header_dendrite_* field on
+/// Epistula's path) nor what a refused request claimed. Fixed buffers: recording allocates
+/// nothing, and the verified forms bound both parts (an SS58 address decodes only up to 50
+/// characters; a request id is a non-negative int64 in decimal, '.' and a 36-character uuid, or
+/// an Epistula uuid4).
+class verified_identity {
+ public:
+  static constexpr std::size_t max_part = 64;
+
+  /// Records the identity. A part longer than max_part (not reachable after the checks above)
+  /// records nothing, so that the answer names no caller rather than a cut one; returns false.
+  bool set(std::string_view caller_hotkey, std::string_view request_id) noexcept;
+  /// set(dendrite.hotkey, "{dendrite.nonce}.{dendrite.uuid}") of a verified header synapse
+  /// (its hotkey, nonce and uuid present, as verification requires; false otherwise).
+  bool set_synapse(const terminal_info& dendrite) noexcept;
+
+  bool empty() const noexcept { return hotkey_len_ == 0; }
+  response_identity view() const noexcept {
+    return {std::string_view(hotkey_.data(), hotkey_len_),
+            std::string_view(request_id_.data(), request_id_len_)};
+  }
+
+ private:
+  std::array<char, max_part> hotkey_{};
+  std::array<char, max_part> request_id_{};
+  std::uint8_t hotkey_len_ = 0;
+  std::uint8_t request_id_len_ = 0;
+};
+
+/// Whether this axon signs its answers: opts.sign_responses, and never under
+/// insecure_skip_verification, where no request is verified and so no answer could name a
+/// caller (PROTOCOL 5.15).
+bool answers_signed(const axon::impl& core) noexcept;
 
 /// Adds `bt-response-signature` to the complete answer in `out` (its head through the blank
-/// line, its body) when core.opts.sign_responses: one sr25519 signature by the axon's hotkey over
+/// line, its body) when answers_signed(core): one sr25519 signature by the axon's hotkey over
 /// the axon nonce (its clock in nanoseconds), `status`, the SHA-256 of out.body and `id`
 /// (PROTOCOL 5.15, v2). Streamed answers are signed in a trailer instead (build_stream_end).
 void sign_response(const axon::impl& core, response_buffers& out, int status,
@@ -88,7 +122,7 @@ void sign_response(const axon::impl& core, response_buffers& out, int status,
 
 /// The end of a streamed answer's chunked body (PROTOCOL 5.15): the last chunk, with a
 /// `bt-response-signature` trailer field over status 200 and `body_hash` (every chunk's bytes)
-/// when core.opts.sign_responses; plain "0\r\n\r\n" otherwise.
+/// when answers_signed(core); plain "0\r\n\r\n" otherwise.
 std::string build_stream_end(const axon::impl& core, const response_identity& id,
                              const sha256_digest& body_hash);
 

@@ -46,6 +46,16 @@ std::string_view or_dash(const std::optional<std::string>& s) {
   return s && !s->empty() ? std::string_view(*s) : std::string_view("-");
 }
 
+/// What a request claims as its caller, for the access line only (never signed, never shown as
+/// the caller): Epistula-Signed-By on a plain route or Epistula's path, else the header
+/// synapse's dendrite.hotkey.
+std::string_view claimed_caller(const request_state& st) {
+  if ((st.r && st.r->plain()) || st.epistula)
+    return st.parser.epistula().value(epistula_headers::signed_by);
+  const synapse& h = st.job ? st.job->headers : st.view;
+  return h.dendrite.hotkey ? std::string_view(*h.dendrite.hotkey) : std::string_view();
+}
+
 // Stage 5 with a store that answers asynchronously (nonce_store::answers_inline() false): the
 // coroutine suspends, and the store's completion, from whatever thread it answers on, resumes
 // it on the connection's strand. The in-memory store never comes here (no allocation, no
@@ -315,20 +325,15 @@ task<bool> connection::answer(const rejection& refusal, request_state* st) {
                          known ? &st->job->headers : nullptr, st && st->verified, elapsed,
                          rej.close, rej.retry_after_s);
   }
-  // A request whose head could not be read at all (st null) has no identity to sign for.
-  if (st)
-    authenticate_answer(
-        core_, out_, rej.status,
-        identify_request(&st->parser.epistula(), known ? &st->job->headers : &st->view), st);
+  // Signed over the identity the request was verified under, if any (PROTOCOL 5.15); a request
+  // whose head could not be read at all (st null) is not signed.
+  authenticate_answer(core_, out_, rej.status, st);
   core_.stats->on_rejection(rej.code);
   core_.stats->on_answer(st ? st->r : nullptr, rej.status, elapsed);
-  const std::string_view caller =
-      plain   ? (st->job->ctx.hotkey.empty() ? std::string_view("-") : st->job->ctx.hotkey)
-      : known ? or_dash(st->job->headers.dendrite.hotkey)
-              : std::string_view("-");
   log_access(core_, peer_ip_, peer_port_, st ? st->body_bytes : 0,
-             known ? std::string_view(st->r->name()) : request_path(target_), caller, rej.status,
-             rej.message, elapsed);
+             known ? std::string_view(st->r->name()) : request_path(target_),
+             st ? st->identity.view().caller_hotkey : std::string_view(),
+             st ? claimed_caller(*st) : std::string_view(), rej.status, rej.message, elapsed);
   if (rej.close) linger_ = true;
   const bool written = co_await write_response();
   co_return written && !rej.close;
@@ -395,11 +400,11 @@ task<bool> connection::finish_stream(request_state& st) {
   request_job& job = *st.job;
   stream_state& s = *job.stream;
   const route& r = *st.r;
-  const std::string_view hotkey = job.ctx.hotkey.empty() ? "-" : job.ctx.hotkey;
   const auto access = [&](std::string_view what) {
     const double elapsed = seconds_since(st.t0);
     core_.stats->on_answer(&r, 200, elapsed);
-    log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(), hotkey, 200, what, elapsed);
+    log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(),
+               st.identity.view().caller_hotkey, claimed_caller(st), 200, what, elapsed);
   };
   s.close_writer();  // whatever happens next, the handler's sends are over
   const bool close = !st.keep_alive || stop_requested_ || st.session.last;
@@ -442,8 +447,7 @@ task<bool> connection::finish_stream(request_state& st) {
   // if nothing was sent.
   std::array<net::const_buffer, 4> buffers{};
   const std::size_t n = s.prepare(*this, {}, buffers);
-  const std::string end = build_stream_end(
-      core_, identify_request(&st.parser.epistula(), &st.job->headers), s.body_hash.finish());
+  const std::string end = build_stream_end(core_, st.identity.view(), s.body_hash.finish());
   buffers[n] = net::buffer(end.data(), end.size());
   stream_->expires_after(core_.opts.write_timeout);
   auto [ec, written] = co_await stream_->write(std::span(buffers.data(), n + 1));
@@ -524,11 +528,10 @@ task<bool> connection::serve(request_parser& p) {
   synapse& s = *st.job->body;
   const double elapsed = seconds_since(st.t0);
   const int status = build_synapse_response(out_, *st.r, s, elapsed, close, st.job->request_hash);
-  authenticate_answer(core_, out_, status,
-                      identify_request(&st.parser.epistula(), &st.job->headers), &st);
+  authenticate_answer(core_, out_, status, &st);
   core_.stats->on_answer(st.r, status, elapsed);
   log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
-             st.job->ctx.hotkey.empty() ? std::string_view("-") : st.job->ctx.hotkey, status,
+             st.identity.view().caller_hotkey, claimed_caller(st), status,
              or_dash(s.axon.status_message), elapsed);
   const bool written = co_await write_response();
   co_return written && !close;
@@ -588,11 +591,11 @@ task<bool> connection::serve_json(request_state& st) {
   const int status = reply.status >= 100 && reply.status <= 599 ? reply.status : 500;
   out_.body = reply.body.dump(-1, ' ', false, json::error_handler_t::replace);
   build_json_response(out_, status, close);
-  sign_response(core_, out_, status, identify_request(&st.parser.epistula(), nullptr));
+  sign_response(core_, out_, status, st.identity.view());
   const double elapsed = seconds_since(st.t0);
   core_.stats->on_answer(st.r, status, elapsed);
-  log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(), st.job->ctx.hotkey, status,
-             "-", elapsed);
+  log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
+             st.identity.view().caller_hotkey, claimed_caller(st), status, "-", elapsed);
   const bool written = co_await write_response();
   co_return written && !close;
 }

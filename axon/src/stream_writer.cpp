@@ -35,7 +35,7 @@ std::size_t stream_state::prepare(connection& c, std::string_view payload,
     head_started = true;
     close = close || c.stop_requested_;
     build_stream_head(head, r, s, std::chrono::duration<double>(clock_type::now() - t0).count(),
-                      close, c.core_.opts.sign_responses);
+                      close, answers_signed(c.core_));
     out[n++] = net::buffer(head);
   }
   if (!payload.empty()) {

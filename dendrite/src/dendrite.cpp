@@ -293,8 +293,10 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
 
   /// Checks the answer's bt-response-signature per options.verify_responses (PROTOCOL 5.15)
   /// against the hotkey this call addressed and the request it sent.
-  /// Returns whether a signature verified; throws response_unauthenticated when one is present
-  /// and wrong, or absent under `required` (the answer is then never merged).
+  /// Returns whether a signature verified over this request; throws response_unauthenticated
+  /// when one is present and wrong, or absent under `required` (the answer is then never
+  /// merged). An error answer signed over the empty identity (the axon's refusal of a request it
+  /// could not verify) is accepted, and returns false.
   /// An answer to a session request (PROTOCOL 13) is checked by its bt-response-mac under the
   /// session's key instead, when it carries one; a signature stands in for it otherwise.
   /// `streamed`: a streamed answer's body hash (its chunks, hashed as they were delivered); the
@@ -324,7 +326,20 @@ class dendrite_call : public std::enable_shared_from_this<dendrite_call> {
             : response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
                                          request_id_, static_cast<int>(res.result_int()),
                                          res.body());
-    if (!why.empty()) throw call_failure{dendrite_errc::response_unauthenticated, std::move(why)};
+    if (!why.empty()) {
+      // An axon names no caller and no request in its answer to a request it could not verify
+      // (PROTOCOL 5.15). Such an answer, signed over the empty identity, is accepted when its
+      // status is an error (400 or above): it is that axon's authentic refusal, and accepting it
+      // can only turn the call into an error, which a relay can do anyway by dropping the
+      // connection. It is not bound to this request (a relay could replay any such refusal of
+      // this axon), so it is not reported verified. A success must name this caller and request.
+      const int status = static_cast<int>(res.result_int());
+      if (!streamed && status >= 400 &&
+          response_signature::verify(first->value(), target_.hotkey, {}, {}, status, res.body())
+              .empty())
+        return false;
+      throw call_failure{dendrite_errc::response_unauthenticated, std::move(why)};
+    }
     return true;
   }
 

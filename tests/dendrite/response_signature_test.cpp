@@ -11,6 +11,7 @@
 #include <bt/response_signature.hpp>
 #include <bt/stream_writer.hpp>
 
+#include "axon/support/python_client.hpp"
 #include "fault_server.hpp"
 #include "support/example_queries.hpp"
 
@@ -155,11 +156,13 @@ TEST_CASE("signed answers verify: success, axon errors and Epistula", "[dendrite
   CHECK(e.status == 200);
   CHECK(e.response_verified);
   CHECK(bt::json::parse(e.body).at("signed_by") == alice().ss58_address());
-  // A refused Epistula request (wrong path: 404) is signed over its uuid as well.
+  // A refused Epistula request (wrong path: 404, before any verification) is signed over no
+  // caller: the axon's authentic refusal, accepted under required, but not bound to this
+  // request, so not reported verified.
   auto e404 = d.epistula_call(srv.info(), "POST", "/nothing", "{}", 5.0);
   CHECK_FALSE(e404.error);
   CHECK(e404.status == 404);
-  CHECK(e404.response_verified);
+  CHECK_FALSE(e404.response_verified);
 
   // The header is exactly one, of the documented form.
   bool found = false;
@@ -345,5 +348,129 @@ TEST_CASE("a streamed answer's trailer signature is checked at the end of the st
     fault_server mitm(relay(decoy.info().port, tamper::none));
     bt::dendrite d(alice(), mode(if_present));
     CHECK(stream_call(d, mitm.axon(bob().ss58_address())).status == 421);
+  }
+}
+
+namespace {
+
+/// The relay of the signature-substitution attack: for each request on its path (the victim's),
+/// it reads the victim's identity (its hotkey and request id: bt_header_dendrite_* of a synapse
+/// request, Epistula-Signed-By and Epistula-Uuid of an Epistula one), sends the axon at
+/// `upstream` the attacker's own request (Dummy(500), signed normally by Charlie) carrying the
+/// victim's identity in Epistula-* fields, and answers the victim with the axon's answer to it.
+behaviour substituting_relay(std::uint16_t upstream) {
+  return [upstream](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    for (int n = 0;; ++n) {
+      http::request<http::string_body> req;
+      auto [ec, rn] = co_await http::async_read(s, buf, req, net::as_tuple(net::use_awaitable));
+      if (ec) co_return;
+      log.add(req);
+      std::string caller, id;
+      if (req.count("Epistula-Uuid")) {
+        caller = std::string(req["Epistula-Signed-By"]);
+        id = std::string(req["Epistula-Uuid"]);
+      } else {
+        caller = std::string(req["bt_header_dendrite_hotkey"]);
+        id = std::string(req["bt_header_dendrite_nonce"]) + "." +
+             std::string(req["bt_header_dendrite_uuid"]);
+      }
+      dummy attack;
+      attack.dummy_input = 500;
+      bt::test::python_request_options po;
+      po.uuid = bt::test::test_uuid("substitution " + std::to_string(n));
+      auto forged = bt::test::python_request(attack, charlie(), bob().ss58_address(), po);
+      forged.set("Epistula-Signed-By", caller);
+      forged.set("Epistula-Uuid", id);
+      tcp::socket up(s.get_executor());
+      auto [cec] = co_await up.async_connect({net::ip::make_address("127.0.0.1"), upstream},
+                                             net::as_tuple(net::use_awaitable));
+      if (cec) co_return;
+      const std::string wire = forged.wire(upstream);
+      auto [wec, wn] =
+          co_await net::async_write(up, net::buffer(wire), net::as_tuple(net::use_awaitable));
+      if (wec) co_return;
+      boost::beast::flat_buffer ubuf;
+      http::response<http::string_body> res;
+      auto [xec, xn] = co_await http::async_read(up, ubuf, res, net::as_tuple(net::use_awaitable));
+      if (xec) co_return;
+      auto [yec, yn] = co_await http::async_write(s, res, net::as_tuple(net::use_awaitable));
+      if (yec) co_return;
+    }
+  };
+}
+
+/// A peer that answers every request with `status` and `body`, signed by `key` over the empty
+/// identity (as our axon signs its answer to a request it could not verify).
+behaviour anonymous_answers(const bt::keypair& key, int status, std::string body) {
+  return [&key, status, body](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    while (co_await read_request(s, buf, log)) {
+      const std::string extra = std::string(bt::response_signature::header) + ": " +
+                                bt::response_signature::sign(key, "7", "", "", status, body) +
+                                "\r\nbt_header_axon_status_code: " + std::to_string(status) +
+                                "\r\n";
+      co_await write_text(s, http_response(status, body, extra));
+    }
+  };
+}
+
+}  // namespace
+
+TEST_CASE("another caller's answer cannot be passed off as the victim's (signature substitution)",
+          "[dendrite][axon][auth]") {
+  signing_axon srv(bob());
+  fault_server mitm(substituting_relay(srv.info().port));
+  const auto target = mitm.axon(bob().ss58_address());
+  {  // unchecked, the substitution is real: the answer to Dummy(500) arrives for Dummy(3)
+    bt::dendrite d(alice(), mode(off));
+    const auto r = d.call(target, dummy_query(3), 5.0);
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 1000);
+  }
+  for (auto v : {if_present, required}) {
+    bt::dendrite d(alice(), mode(v));
+    const auto r = d.call(target, dummy_query(3), 5.0);
+    CHECK(r.dendrite.status_code == 421);
+    CHECK_FALSE(r.dummy_output.has_value());
+    const auto e = d.epistula_call(target, "POST", "/echo", R"({"x":1})", 5.0);
+    CHECK(e.error == bt::dendrite_errc::response_unauthenticated);
+    CHECK(e.status == 421);
+    CHECK_FALSE(e.response_verified);
+  }
+}
+
+TEST_CASE("an error signed over no caller is the axon's authentic refusal, a success is not",
+          "[dendrite][axon][auth]") {
+  const std::string refusal = R"({"message":"Not Verified with error: nonce is too old"})";
+  SECTION("a 401 signed by the addressed axon over no caller: the 401, under every mode") {
+    fault_server peer(anonymous_answers(bob(), 401, refusal));
+    for (auto v : {if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      const auto r = d.call(peer.axon(bob().ss58_address()), dummy_query(3), 5.0);
+      CHECK(r.dendrite.status_code == 401);
+      const auto e = d.epistula_call(peer.axon(bob().ss58_address()), "POST", "/echo", "{}", 5.0);
+      CHECK_FALSE(e.error);
+      CHECK(e.status == 401);
+      CHECK(e.body == refusal);
+      CHECK_FALSE(e.response_verified);  // authentic, but not bound to this request
+    }
+  }
+  SECTION("the same refusal signed by another axon's hotkey: 421") {
+    fault_server peer(anonymous_answers(charlie(), 401, refusal));
+    bt::dendrite d(alice(), mode(if_present));
+    CHECK(d.call(peer.axon(bob().ss58_address()), dummy_query(3), 5.0).dendrite.status_code == 421);
+  }
+  SECTION("a 200 signed over no caller: 421 under if_present and required") {
+    fault_server peer(anonymous_answers(bob(), 200, R"({"dummy_input":3,"dummy_output":6})"));
+    for (auto v : {if_present, required}) {
+      bt::dendrite d(alice(), mode(v));
+      const auto r = d.call(peer.axon(bob().ss58_address()), dummy_query(3), 5.0);
+      CHECK(r.dendrite.status_code == 421);
+      CHECK_FALSE(r.dummy_output.has_value());
+      const auto e = d.epistula_call(peer.axon(bob().ss58_address()), "POST", "/echo", "{}", 5.0);
+      CHECK(e.status == 421);
+      CHECK_FALSE(e.response_verified);
+    }
   }
 }
