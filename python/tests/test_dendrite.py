@@ -187,3 +187,76 @@ def test_bad_inputs(bt_axon, alice, Dummy):
     closed.close()
     with pytest.raises(ValueError, match="closed"):
         closed.query(bt_axon, Dummy(dummy_input=1))
+
+
+class _RawAnswerServer:
+    """A miner on 127.0.0.1 (port 0) that reads one request per connection and writes `answer`
+    verbatim: a hostile peer whose header bytes the test chooses."""
+
+    def __init__(self, answer: bytes):
+        import socket
+        self.answer = answer
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import socket
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                try:
+                    while b"\r\n\r\n" not in data:  # the head; the body is small, then ignored
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(10)
+        self.sock.close()
+
+
+def test_non_utf8_answer_headers_become_replacement_characters(alice, bob, Dummy):
+    """A miner's bt_header_axon_status_message / _uuid that are not UTF-8: the call returns and
+    the text fields hold U+FFFD instead of the raw bytes (status_message and to_dict() work)."""
+    body = b'{"dummy_input":3,"dummy_output":6}'
+    answer = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+              b"content-length: " + str(len(body)).encode() + b"\r\n"
+              b"bt_header_axon_status_code: 200\r\n"
+              b"bt_header_axon_status_message: ok\xff!\r\n"
+              b"bt_header_axon_uuid: \xc3(\r\n\r\n" + body)
+    with _RawAnswerServer(answer) as srv, bt.Dendrite(alice) as d:
+        axon = bt.AxonInfo(ip="127.0.0.1", port=srv.port, hotkey=bob.ss58_address)
+        r = d.query(axon, Dummy(dummy_input=3), timeout=5)
+        assert r.dendrite.status_code == 200 and r.dummy_output == 6
+        assert r.axon.status_message == "ok\ufffd!"
+        assert r.dendrite.status_message == "ok\ufffd!"
+        assert r.axon.uuid == "\ufffd("
+        assert r.to_dict()["axon"]["status_message"] == "ok\ufffd!"
+
+    reason = (b"HTTP/1.1 200 O\xffK\r\ncontent-type: application/json\r\n"
+              b"x-note: a\xc0z\r\ncontent-length: 2\r\n\r\n{}")
+    with _RawAnswerServer(reason) as srv, bt.Dendrite(alice) as d:
+        axon = bt.AxonInfo(ip="127.0.0.1", port=srv.port, hotkey=bob.ss58_address)
+        e = d.epistula_call(axon, "POST", "/x", {}, timeout=5)
+        assert e.error is None and e.status == 200
+        assert e.status_message == "O\ufffdK"
+        assert e.header("x-note") == "a\ufffdz"

@@ -389,3 +389,63 @@ TEST_CASE("trailers within the head limit are accepted, beyond it refused exactl
     CHECK(d.stats().idle_connections == 0);
   }
 }
+
+TEST_CASE("text from a hostile axon that is not UTF-8 arrives as U+FFFD, never as raw bytes",
+          "[dendrite][hostile][utf8]") {
+  // A string field must always hold valid UTF-8 (PROTOCOL 2.7): a raw byte would make the
+  // result unprintable as JSON (nlohmann's dump() throws) and fail Python's str conversion.
+  const std::string fffd = "\xEF\xBF\xBD";
+  const auto dumps = [](const std::string& s) {
+    try {
+      (void)bt::json(s).dump();
+      return true;
+    } catch (const bt::json::exception&) {
+      return false;
+    }
+  };
+  REQUIRE_FALSE(dumps("ok\xFF"));  // the check below can fail
+  bt::dendrite d(alice());
+  dummy q;
+  q.dummy_input = 7;
+
+  SECTION("status message and uuid headers of a 200") {
+    const std::string headers =
+        "bt_header_axon_status_code: 200\r\n"
+        "bt_header_axon_status_message: ok\xFF\xFE!\r\n"
+        "bt_header_axon_uuid: u\xC3(\xE2\x82\r\n"
+        "bt_header_axon_process_time: 0.5\r\n";
+    fault_server srv(
+        hostile(http_response(200, R"({"dummy_input":7,"dummy_output":14})", headers)));
+    const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 14);
+    CHECK(r.axon.status_message == "ok" + fffd + fffd + "!");
+    CHECK(r.dendrite.status_message == r.axon.status_message);
+    CHECK(r.axon.uuid == "u" + fffd + "(" + fffd + fffd);
+    CHECK(dumps(to_json_value(bt::descriptor_for(r), r).dump()));
+  }
+  SECTION("a refused content type quoted in the failure message") {
+    fault_server srv(hostile(http_response(200, "{}", {}, "text/\xFFhtml")));
+    const dummy r = d.call(srv.axon(bob().ss58_address()), q, 5.0);
+    CHECK(r.dendrite.status_code == 422);
+    CHECK(r.dendrite.status_message ==
+          "Failed to parse response: HTTP 200 with content type 'text/" + fffd +
+              "html', expected application/json");
+  }
+  SECTION("an Epistula answer's reason phrase and header values") {
+    fault_server srv(
+        hostile("HTTP/1.1 200 O\xFFK\r\ncontent-type: application/json\r\n"
+                "x-note: a\xC0z\r\ncontent-length: 2\r\n\r\n{}"));
+    const auto e = d.epistula_call(srv.axon(bob().ss58_address()), "POST", "/x", "{}", 5.0);
+    REQUIRE_FALSE(e.error);
+    CHECK(e.status == 200);
+    CHECK(e.status_message == "O" + fffd + "K");
+    bool seen = false;
+    for (const auto& [k, v] : e.headers)
+      if (k == "x-note") {
+        seen = true;
+        CHECK(v == "a" + fffd + "z");
+      }
+    CHECK(seen);
+  }
+}

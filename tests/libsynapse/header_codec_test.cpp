@@ -338,6 +338,28 @@ TEST_CASE("from_headers: later duplicates of terminal headers win", "[header_cod
   CHECK(s.axon.port == 2);
 }
 
+TEST_CASE("from_headers: text that is not UTF-8 is taken with U+FFFD for each bad byte",
+          "[header_codec][utf8]") {
+  // PROTOCOL 2.7: a text field always holds valid UTF-8 afterwards; valid text is unchanged.
+  bt::synapse s;
+  const header_items in = {
+      {"bt_header_axon_status_message", "ok\xFF\xFE!"},
+      {"bt_header_axon_uuid", "\xC3(\xE2\x82"},
+      {"bt_header_dendrite_hotkey", "\xED\xA0\x80"},  // an encoded surrogate
+      {"bt_header_dendrite_version", "7"},
+      {"bt_header_axon_ip", "caf\xC3\xA9 \xF0\x9F\x98\x80"},
+      {"computed_body_hash", "h\x80"},
+  };
+  REQUIRE_FALSE(bt::from_headers(in, s));
+  const std::string r = "\xEF\xBF\xBD";  // U+FFFD
+  CHECK(s.axon.status_message == "ok" + r + r + "!");
+  CHECK(s.axon.uuid == r + "(" + r + r);
+  CHECK(s.dendrite.hotkey == r + r + r);
+  CHECK(s.dendrite.version == 7);
+  CHECK(s.axon.ip == "caf\xC3\xA9 \xF0\x9F\x98\x80");
+  CHECK(s.computed_body_hash == "h" + r);
+}
+
 TEST_CASE("malformed headers: each gives a typed error naming the header",
           "[header_codec][errors]") {
   struct bad_case {

@@ -6,6 +6,7 @@
 #include <bt/examples/dummy.hpp>
 #include <bt/wallet.hpp>
 
+#include "dendrite/fault_server.hpp"
 #include "support/run_command.hpp"
 
 #include <catch2/catch.hpp>
@@ -179,4 +180,33 @@ TEST_CASE("bt-dendrite query: a required field missing from --fields is refused 
           " --required b 2>&1");
   CHECK(r.status == 2);
   CHECK(r.out.find("Other requires 'b'") != std::string::npos);
+}
+
+TEST_CASE("bt-dendrite query: a miner's non-UTF-8 headers cannot abort the run",
+          "[dendrite][cli]") {
+  // One hostile miner answers 200 with raw bytes in bt_header_axon_status_message and _uuid;
+  // the honest miner's result must still be printed, and every line must be valid JSON.
+  bt::test::fault_server bad(
+      [](bt::test::tcp::socket& s, bt::test::server_log& log) -> bt::test::net::awaitable<void> {
+        boost::beast::flat_buffer buf;
+        if (!co_await bt::test::read_request(s, buf, log)) co_return;
+        co_await bt::test::write_text(
+            s, bt::test::http_response(200, R"({"dummy_input":4,"dummy_output":0})",
+                                       "bt_header_axon_status_code: 200\r\n"
+                                       "bt_header_axon_status_message: ok\xFF!\r\n"
+                                       "bt_header_axon_uuid: \xC3(\r\n"));
+      });
+  miner m;
+  const std::string bad_target =
+      "127.0.0.1:" + std::to_string(bad.port()) + ":" + m.key.ss58_address();
+  auto r = run("query --axon " + bad_target + " --axon " + m.target() +
+               " --synapse Dummy --fields '{\"dummy_input\": 4}' --uri //Alice --timeout 5");
+  INFO(r.out);
+  CHECK(r.status == 0);
+  auto v = lines(r.out);
+  REQUIRE(v.size() == 2);
+  CHECK(v[0].at("axon").at("status_message") == "ok\xEF\xBF\xBD!");
+  CHECK(v[0].at("axon").at("uuid") == "\xEF\xBF\xBD(");
+  CHECK(v[1].at("dendrite").at("status_code") == 200);
+  CHECK(v[1].at("dummy_output") == 8);
 }
