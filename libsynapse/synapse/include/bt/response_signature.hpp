@@ -6,8 +6,9 @@
 //                    {status}.{sha256(body) hex}"
 //
 // axon_nonce: 1 to 20 decimal digits chosen by the axon per answer (its clock in nanoseconds);
-// axon_hotkey: the axon's SS58 address; caller_hotkey and request_id: what the request claimed
-// (empty when it claimed nothing): "{dendrite.nonce}.{dendrite.uuid}" for a synapse request, the
+// axon_hotkey: the axon's SS58 address; caller_hotkey and request_id: the identity the request
+// was verified under (both empty when nothing verified it): the signer and
+// "{dendrite.nonce}.{dendrite.uuid}" for a synapse request, Epistula-Signed-By and the
 // Epistula-Uuid for an Epistula request; status: the decimal HTTP status; the body hash is over
 // the exact body bytes (for a streamed answer: every chunk's bytes in order, and the header is a
 // trailer field of the chunked body). The "bt-response-v2." prefix keeps the message from ever
