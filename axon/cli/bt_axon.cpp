@@ -677,7 +677,7 @@ int main(int argc, char** argv) {
         initial_policy.metagraph = bt::miner::to_neuron_map(m);
         log->info("metagraph of subnet {} from {}: block {}, {} neurons; refreshed every {} s",
                   netuid, ep->url(), m.block, m.neurons.size(), refresh_s);
-      } catch (const bt::subtensor_error& e) {
+      } catch (const std::exception& e) {  // bt::subtensor_error, or out of memory
         log->error("cannot read the metagraph of subnet {} from {}: {}", netuid, ep->url(),
                    e.what());
         return 1;

@@ -100,7 +100,18 @@ void metagraph_refresher::run(callback on_refresh) {
       failing = true;
       continue;
     }
-    on_refresh(st->m);
+    try {
+      on_refresh(st->m);
+    } catch (const std::exception& e) {
+      // Out of memory building the new policy: the thread (and the process) goes on, and the
+      // policy keeps the last good metagraph, as for a failed read.
+      log_->warn(
+          "metagraph refresh of subnet {} from {}: block {} not applied ({}); keeping the "
+          "last good metagraph (block {})",
+          netuid_, url, st->m.block, e.what(), last_block_);
+      failing = true;
+      continue;
+    }
     last_block_ = st->m.block;
     if (failing) {
       log_->info("metagraph refresh of subnet {} succeeded again: block {}, {} neurons", netuid_,

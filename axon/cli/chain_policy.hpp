@@ -14,7 +14,9 @@
 //    hands a complete one to the callback (on that thread). A read that fails (endpoint down,
 //    JSON-RPC error, decode error, timeout) is logged as a warning naming the error, the callback
 //    is not called, and the next read comes one interval later: the caller keeps the last good
-//    metagraph. The first read after recovering is logged at info.
+//    metagraph. The first read after recovering is logged at info. An exception from the
+//    callback (std::bad_alloc) is logged the same way and ends neither the thread nor the
+//    process.
 //  * refresh_now() (after start()) asks the thread for a read at once, under the same rules (the
 //    callback on success, a warning and the last good metagraph kept on failure); it returns
 //    without waiting for it, so any thread may call it. Asks that come while a read is in flight

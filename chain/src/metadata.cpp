@@ -8,11 +8,27 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 namespace bt {
 namespace {
 
 constexpr std::uint32_t meta_magic = 0x6174656d;  // "meta", little-endian
+
+// The smallest encodings of the elements whose vectors are kept: a reservation is for no more
+// elements than the bytes left could hold (scale_reader::reservable), so no reservation
+// exceeds a fixed multiple of the input, whatever count the metadata claims. A type_field: name
+// Option, type id, type_name Option, docs length (one byte each); a type_variant: name, fields
+// length, index, docs length; a type: id, path length, params length, TypeDef tag and at least one
+// byte of it, docs length; a storage entry: name, modifier, type tag, value type, default length,
+// docs length; a pallet (V14): name, the storage, calls, event and error Options, constants length,
+// index; an extension: identifier, two type ids.
+constexpr std::size_t field_min_bytes = 4;
+constexpr std::size_t variant_min_bytes = 4;
+constexpr std::size_t type_min_bytes = 6;
+constexpr std::size_t storage_entry_min_bytes = 6;
+constexpr std::size_t pallet_min_bytes = 7;
+constexpr std::size_t extension_min_bytes = 3;
 
 [[noreturn]] void bad(scale_reader& r, std::string field, std::string problem) {
   throw chain_decode_error(chain_errc::bad_metadata, std::move(field), std::move(problem),
@@ -43,12 +59,17 @@ std::optional<std::string> opt_text(scale_reader& r, std::string_view field) {
 
 std::vector<type_field> fields(scale_reader& r, std::string_view where) {
   const std::size_t n = r.length(where);
-  std::vector<type_field> out(n);
-  for (auto& f : out) {
+  std::vector<type_field> out;
+  out.reserve(r.reservable(n, field_min_bytes));
+  for (std::size_t i = 0; i < n; ++i) {
+    // Read whole before it is appended: the vector grows past the reservation only for
+    // elements that are actually there.
+    type_field f;
     f.name = opt_text(r, "field.name");
     f.type = type_id(r, "field.ty");
     f.type_name = opt_text(r, "field.type_name");
     skip_strings(r, "field.docs");
+    out.push_back(std::move(f));
   }
   return out;
 }
@@ -71,12 +92,14 @@ portable_type read_type(scale_reader& r) {
     case 1: {
       t.shape = portable_type::kind::variant;
       const std::size_t n = r.length("variant.variants");
-      t.variants.resize(n);
-      for (auto& v : t.variants) {
+      t.variants.reserve(r.reservable(n, variant_min_bytes));
+      for (std::size_t i = 0; i < n; ++i) {
+        type_variant v;
         v.name = r.text("variant.name");
         v.fields = fields(r, "variant.fields");
         v.index = r.u8("variant.index");
         skip_strings(r, "variant.docs");
+        t.variants.push_back(std::move(v));
       }
       break;
     }
@@ -125,7 +148,7 @@ portable_type read_type(scale_reader& r) {
 std::vector<portable_type> read_registry(scale_reader& r) {
   const std::size_t n = r.length("types");
   std::vector<portable_type> out;
-  out.reserve(n);
+  out.reserve(r.reservable(n, type_min_bytes));
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t at = r.offset();
     const std::uint32_t id = type_id(r, "types.id");
@@ -230,7 +253,7 @@ pallet_metadata read_pallet(scale_reader& r, int version) {
   if (r.option("storage")) {
     p.storage_prefix = r.text("storage.prefix");
     const std::size_t n = r.length("storage.entries");
-    p.storage.reserve(n);
+    p.storage.reserve(r.reservable(n, storage_entry_min_bytes));
     for (std::size_t i = 0; i < n; ++i) {
       try {
         p.storage.push_back(read_storage_entry(r, version));
@@ -284,11 +307,14 @@ pallet_metadata read_pallet(scale_reader& r, int version) {
 
 std::vector<extension_metadata> read_extensions(scale_reader& r) {
   const std::size_t n = r.length("extensions");
-  std::vector<extension_metadata> out(n);
-  for (auto& x : out) {
+  std::vector<extension_metadata> out;
+  out.reserve(r.reservable(n, extension_min_bytes));
+  for (std::size_t i = 0; i < n; ++i) {
+    extension_metadata x;
     x.identifier = r.text("extension.identifier");
     x.extra_type = type_id(r, "extension.ty");
     x.implicit_type = type_id(r, "extension.implicit");
+    out.push_back(std::move(x));
   }
   return out;
 }
@@ -428,7 +454,7 @@ runtime_metadata decode_metadata(std::span<const std::uint8_t> bytes) {
   m.version = version;
   m.types = read_registry(r);
   const std::size_t np = r.length("pallets");
-  m.pallets.reserve(np);
+  m.pallets.reserve(r.reservable(np, pallet_min_bytes));
   for (std::size_t i = 0; i < np; ++i) {
     try {
       m.pallets.push_back(read_pallet(r, version));
@@ -488,24 +514,60 @@ const storage_entry* runtime_metadata::find_storage(std::string_view pallet,
 }
 
 bool runtime_metadata::is_empty_type(std::uint32_t id) const {
-  // Depth-bounded: a registry is a DAG for sized types, but a hostile one may loop.
-  const auto empty = [this](auto&& self, std::uint32_t t, int depth) -> bool {
-    if (depth > 32) return false;
+  // The registry is the node's: it may share a type among many fields (a fan-out that a plain
+  // walk would visit once per path, exponentially often), nest composites arbitrarily deep, or
+  // make a composite contain itself. So the walk remembers each type's answer (every type is
+  // expanded at most once: steps bounded by the types and fields of the registry), refuses a
+  // nesting deeper than max_type_nesting (which also bounds the recursion) and a type that
+  // contains itself, both as bad_metadata. Real extension types nest a few levels (a newtype
+  // around PhantomData, a tuple of unit types); 16 is the bound through_newtypes uses too.
+  constexpr int max_type_nesting = 16;
+  enum class mark : std::uint8_t { unknown, visiting, empty, not_empty };
+  std::vector<mark> memo(types.size(), mark::unknown);
+  const auto empty = [&](auto&& self, std::uint32_t t, int depth) -> bool {
     const portable_type& ty = type(t);
+    switch (memo[t]) {
+      case mark::empty:
+        return true;
+      case mark::not_empty:
+        return false;
+      case mark::visiting:
+        throw chain_decode_error(chain_errc::bad_metadata, "types[" + std::to_string(t) + "]",
+                                 "the type contains itself", 0);
+      case mark::unknown:
+        break;
+    }
+    if (depth > max_type_nesting)
+      throw chain_decode_error(
+          chain_errc::bad_metadata, "types[" + std::to_string(t) + "]",
+          "types nested deeper than " + std::to_string(max_type_nesting) + " levels", 0);
+    memo[t] = mark::visiting;
+    bool result = false;
     switch (ty.shape) {
       case portable_type::kind::composite:
+        result = true;
         for (const auto& f : ty.fields)
-          if (!self(self, f.type, depth + 1)) return false;
-        return true;
+          if (!self(self, f.type, depth + 1)) {
+            result = false;
+            break;
+          }
+        break;
       case portable_type::kind::tuple:
+        result = true;
         for (const auto e : ty.tuple)
-          if (!self(self, e, depth + 1)) return false;
-        return true;
+          if (!self(self, e, depth + 1)) {
+            result = false;
+            break;
+          }
+        break;
       case portable_type::kind::array:
-        return ty.array_length == 0 || self(self, ty.element, depth + 1);
+        result = ty.array_length == 0 || self(self, ty.element, depth + 1);
+        break;
       default:
-        return false;
+        result = false;
     }
+    memo[t] = result ? mark::empty : mark::not_empty;
+    return result;
   };
   return empty(empty, id, 0);
 }

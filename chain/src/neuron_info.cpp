@@ -9,6 +9,22 @@
 
 namespace bt {
 
+namespace {
+
+// The smallest encodings, which bound what a claimed element count may reserve (read_vec).
+constexpr std::size_t account_bytes = 32;
+constexpr std::size_t axon_info_min_bytes = 8 + 4 + 16 + 2 + 1 + 1 + 1 + 1;
+constexpr std::size_t prometheus_info_min_bytes = 8 + 4 + 16 + 2 + 1;
+constexpr std::size_t stake_entry_min_bytes = account_bytes + 1;  // account, Compact amount
+// Two accounts, uid and netuid (Compact, >= 1 byte each), active, the two infos, the stake
+// Vec's length, then rank, emission, incentive, consensus, trust, validator_trust, dividends,
+// last_update (Compact, >= 1 byte each), validator_permit and pruning_score: 143 bytes.
+constexpr std::size_t neuron_info_lite_min_bytes =
+    2 * account_bytes + 2 + 1 + axon_info_min_bytes + prometheus_info_min_bytes + 1 + 8 + 1 + 1;
+static_assert(neuron_info_lite_min_bytes == 143);
+
+}  // namespace
+
 chain_axon_info read_axon_info(scale_reader& r) {
   chain_axon_info a;
   a.block = r.u64("block");
@@ -42,7 +58,7 @@ neuron_info_lite read_neuron_info_lite(scale_reader& r) {
   n.axon_info = detail::with_prefix("axon_info", [&] { return read_axon_info(r); });
   n.prometheus_info =
       detail::with_prefix("prometheus_info", [&] { return read_prometheus_info(r); });
-  n.stake = detail::read_vec<stake_entry>(r, "stake", [](scale_reader& s) {
+  n.stake = detail::read_vec<stake_entry>(r, "stake", stake_entry_min_bytes, [](scale_reader& s) {
     stake_entry e;
     e.account = s.account_id("account");
     e.amount = s.compact("amount");
@@ -70,7 +86,8 @@ std::vector<neuron_info_lite> decode_neurons_lite(std::span<const std::uint8_t> 
   if (first != 0 && first == peek.remaining()) {
     r.length("Vec<u8>.length");  // the outer byte length; the inner Vec fills the rest
   }
-  auto out = detail::read_vec<neuron_info_lite>(r, "NeuronInfoLite", read_neuron_info_lite);
+  auto out = detail::read_vec<neuron_info_lite>(r, "NeuronInfoLite", neuron_info_lite_min_bytes,
+                                                read_neuron_info_lite, detail::max_neurons);
   r.expect_end("Vec<NeuronInfoLite>");
   return out;
 }

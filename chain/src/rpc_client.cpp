@@ -24,6 +24,7 @@
 #include <openssl/ssl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <future>
@@ -417,18 +418,29 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
       }
       const auto data = buf.cdata();
       std::string_view text(static_cast<const char*>(data.data()), data.size());
-      self->on_frame(c, text);
+      try {
+        self->on_frame(c, text);
+      } catch (const std::exception& e) {
+        // Out of memory while parsing or completing (the frame is within the limits, the
+        // process is not): this connection's answers are lost, the client goes on.
+        self->lose(c, chain_errc::malformed_frame,
+                   "cannot process a frame of " + std::to_string(text.size()) + " bytes from " +
+                       self->ep.url() + ": " + e.what() + "; connection closed");
+        co_return;
+      }
       if (!c->open) co_return;
     }
   }
 
   void on_frame(const std::shared_ptr<rpc_connection>& c, std::string_view text) {
-    bt::json msg = bt::json::parse(text, nullptr, /*allow_exceptions=*/false);
     auto malformed = [&](const std::string& why) {
       lose(c, chain_errc::malformed_frame,
            "malformed frame from " + ep.url() + " (" + why +
                "): " + std::string(text.substr(0, 80)) + (text.size() > 80 ? "..." : ""));
     };
+    std::string over_limit;
+    bt::json msg = parse_bounded(text, over_limit);
+    if (!over_limit.empty()) return malformed(over_limit);
     if (msg.is_discarded()) return malformed("not JSON");
     if (!msg.is_object()) return malformed("not a JSON object");
     const auto id_it = msg.find("id");
@@ -461,6 +473,35 @@ struct rpc_state : std::enable_shared_from_this<rpc_state> {
              nullptr);
   }
 
+  /// Parses a frame, stopping as soon as it holds more than opt.max_frame_values values or
+  /// nests deeper than opt.max_frame_depth (then `over_limit` says which): the tree is never
+  /// built past the bound. A frame that is not JSON gives a discarded value.
+  bt::json parse_bounded(std::string_view text, std::string& over_limit) const {
+    struct limit_reached {};
+    std::size_t values = 0;
+    const auto cb = [&](int depth, bt::json::parse_event_t ev, bt::json&) {
+      using event = bt::json::parse_event_t;
+      if (ev == event::value || ev == event::object_start || ev == event::array_start) {
+        if (++values > opt.max_frame_values) {
+          over_limit = "more than " + std::to_string(opt.max_frame_values) +
+                       " JSON values (rpc_client_options::max_frame_values)";
+          throw limit_reached{};
+        }
+      }
+      if (depth >= 0 && static_cast<std::size_t>(depth) > opt.max_frame_depth) {
+        over_limit = "nested deeper than " + std::to_string(opt.max_frame_depth) +
+                     " levels (rpc_client_options::max_frame_depth)";
+        throw limit_reached{};
+      }
+      return true;
+    };
+    try {
+      return bt::json::parse(text, cb, /*allow_exceptions=*/false);
+    } catch (const limit_reached&) {
+      return bt::json(bt::json::value_t::discarded);
+    }
+  }
+
   // --- shutting down ---
 
   void shutdown() {
@@ -479,7 +520,22 @@ struct rpc_runner {
   net::io_context ioc{1};
   net::executor_work_guard<net::io_context::executor_type> work = net::make_work_guard(ioc);
   std::thread thread;
-  rpc_runner() : thread([this] { ioc.run(); }) {}
+  rpc_runner() : thread([this] { run(); }) {}
+
+  // An exception out of run() (a completion handler that threw) would end the thread and,
+  // uncaught, the process; the loop is resumed instead, so the other calls still complete.
+  void run() {
+    for (;;) {
+      try {
+        ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bt::rpc_client: exception from a completion handler: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "bt::rpc_client: unknown exception from a completion handler\n");
+      }
+    }
+  }
 };
 
 }  // namespace detail

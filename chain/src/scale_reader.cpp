@@ -116,9 +116,14 @@ std::uint32_t scale_reader::compact_u32(std::string_view field) {
   return static_cast<std::uint32_t>(v);
 }
 
-std::size_t scale_reader::length(std::string_view field) {
+std::size_t scale_reader::length(std::string_view field, std::size_t max_count) {
   const std::size_t at = pos_;
   const std::uint64_t n = compact(field);
+  if (n > max_count) {
+    fail_at(chain_errc::too_long, field,
+            "length " + std::to_string(n) + " exceeds the limit of " + std::to_string(max_count),
+            at);
+  }
   if (n > remaining()) {
     fail_at(chain_errc::too_long, field,
             "length " + std::to_string(n) + " exceeds the " + std::to_string(remaining()) +

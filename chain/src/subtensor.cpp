@@ -142,7 +142,10 @@ void subtensor::async_metagraph_impl(std::uint16_t netuid, std::optional<std::ui
     // Both handlers share the user's handler through this holder; the second to finish
     // decodes and completes.
     auto holder = std::make_shared<metagraph_handler>(std::move(h));
-    auto done = [c, op, holder, finish]() {
+    // Completes the read. No exception may leave it: it runs on the client's thread, and the
+    // user's handler must be called exactly once (a read that never completes would stall its
+    // caller, e.g. a miner's refresher, for good).
+    auto done_or_throw = [c, op, holder, finish]() {
       // RPC errors already name the endpoint; the others get it here.
       const std::string at =
           " at block " + std::to_string(op->block.number) + " (" + op->block.hash + ")";
@@ -197,6 +200,20 @@ void subtensor::async_metagraph_impl(std::uint16_t netuid, std::optional<std::ui
         return fail(std::move(err));
       }
       finish(std::move(*holder), {}, std::move(*m));
+    };
+    auto done = [c, op, holder, finish, done_or_throw]() {
+      try {
+        done_or_throw();
+      } catch (const std::exception& e) {
+        // std::bad_alloc from a decode or the metagraph's construction: this read fails.
+        if (*holder) {
+          finish(std::move(*holder),
+                 bt::error{chain_errc::invalid_value, "metagraph",
+                           std::string("cannot decode the answers of ") + c->get_endpoint().url() +
+                               " at block " + std::to_string(op->block.number) + ": " + e.what()},
+                 {});
+        }
+      }
     };
     const bt::json arg = netuid_call_arg(netuid);
     c->async_call("state_call", {neurons_api, arg, op->block.hash},

@@ -9,14 +9,21 @@
 
 namespace bt::detail {
 
-/// Reads `Vec<T>` with `elem(r)` for each element. The length is bounded by the bytes left
-/// (scale_reader::length), so the reservation is bounded by the input. An element's error is
-/// rethrown with "<name>[i]" put before its field; nothing is built on the success path.
+/// A subnet's uids are u16: no per-neuron vector of a runtime-API answer can have more entries.
+inline constexpr std::size_t max_neurons = 65536;
+
+/// Reads `Vec<T>` with `elem(r)` for each element, each of which takes at least
+/// `min_element_bytes` encoded bytes. The reservation is for no more elements than the bytes
+/// left can hold at that size (scale_reader::reservable), so a hostile count costs at most
+/// sizeof(T) / min_element_bytes times the input; a length above `max_count` or above the bytes
+/// left is refused (too_long). An element's error is rethrown with "<name>[i]" put before its
+/// field; nothing is built on the success path.
 template <class T, class F>
-std::vector<T> read_vec(scale_reader& r, std::string_view name, F&& elem) {
-  const std::size_t n = r.length(name);
+std::vector<T> read_vec(scale_reader& r, std::string_view name, std::size_t min_element_bytes,
+                        F&& elem, std::size_t max_count = static_cast<std::size_t>(-1)) {
+  const std::size_t n = r.length(name, max_count);
   std::vector<T> out;
-  out.reserve(n);
+  out.reserve(r.reservable(n, min_element_bytes));
   std::size_t i = 0;
   try {
     for (; i < n; ++i) out.push_back(elem(r));

@@ -25,6 +25,9 @@
 //      malformed_frame  a frame that is not a JSON-RPC response (not JSON, not an object, no id):
 //                       the connection can no longer be trusted, so it is closed and every
 //                       request in flight fails with this;
+//                       so is a frame with more JSON values than options.max_frame_values or
+//                       nested deeper than options.max_frame_depth (checked while it is parsed,
+//                       so such a frame never becomes a large tree);
 //      frame_too_large  a frame larger than options.max_frame_bytes: likewise;
 //      timeout          no answer within options.request_timeout.
 //  * Requests not yet sent when a connection is lost wait for the next one: the client
@@ -38,6 +41,10 @@
 //    Cancellation slots are not supported: the request timeout bounds every call.
 //  * Destruction fails the requests still running with `closed` and, for a client that owns its
 //    io_context, joins its thread (so it must not run on that thread).
+//  * No exception ends the client's thread: one while a frame is processed (std::bad_alloc)
+//    closes that connection like a malformed frame; one thrown by a completion handler run on
+//    the client's own io_context is written to stderr and the loop goes on (a handler must not
+//    throw; the process is not ended for it).
 #pragma once
 
 #include <bt/chain/chain_error.hpp>
@@ -69,11 +76,19 @@ struct rpc_client_options {
   std::chrono::milliseconds request_timeout{30'000};
   /// One connection attempt: resolve, TCP connect, TLS and websocket handshakes.
   std::chrono::milliseconds connect_timeout{10'000};
-  /// Largest frame (websocket message) read. The biggest answers a metagraph needs are about
-  /// 1 MB of hex (get_neurons_lite, get_subnet_state on a 1,024-neuron subnet) and runtime
-  /// metadata about 1.3 MB; 64 MiB leaves room for far larger subnets and bounds what a hostile
-  /// node can make us buffer.
-  std::size_t max_frame_bytes = 64u << 20;
+  /// Largest frame (websocket message) read. The biggest real answers are runtime metadata
+  /// (about 630 KB of hex for spec 393) and a metagraph's runtime calls (get_neurons_lite: 373 KB
+  /// of hex on a 1,024-neuron subnet); 8 MiB leaves more than ten times that, and bounds what a
+  /// hostile node can make a client buffer and decode (docs/chain.md, "Hostile nodes").
+  std::size_t max_frame_bytes = 8u << 20;
+  /// Largest number of JSON values (strings, numbers, arrays, objects, ...) in one frame. Real
+  /// answers hold a few dozen (a header, rpc_methods' list of about a hundred names); a hex
+  /// payload is one string however long. Without this bound a frame of tiny values ("[],")
+  /// would build a JSON tree some twenty times its size. Over it: malformed_frame.
+  std::size_t max_frame_values = 65536;
+  /// Deepest nesting of arrays/objects in one frame (real answers: 4). Over it: malformed_frame.
+  /// It bounds the recursion of anything that later walks the value (dump, comparison, copy).
+  std::size_t max_frame_depth = 64;
   /// Connection attempts in a row before the requests waiting for a connection fail.
   unsigned max_connect_attempts = 4;
   /// Wait before the second attempt; doubled for each further one, up to backoff_max; each wait

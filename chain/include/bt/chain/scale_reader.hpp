@@ -57,8 +57,20 @@ class scale_reader {
 
   /// A compact Vec/byte-string length. Refused (too_long) when larger than remaining(): every
   /// element of every SCALE type this library reads takes at least one byte, so such a length
-  /// can never be satisfied, and refusing it first bounds any reservation by the input size.
-  std::size_t length(std::string_view field);
+  /// can never be satisfied. Also refused (too_long) above `max_count`, a bound the caller knows
+  /// from the domain (e.g. 65,536 neurons in a subnet). A length that passes may still claim
+  /// more elements than the bytes left can hold at the element's real size: decoders reserve
+  /// for at most reservable(n, min_element_bytes) of them (docs/chain.md, "Hostile nodes").
+  std::size_t length(std::string_view field, std::size_t max_count = static_cast<std::size_t>(-1));
+
+  /// How many of `n` claimed elements, each taking at least `min_element_bytes` (>= 1) encoded
+  /// bytes, the bytes left can hold: what a decoder may reserve before reading them, so that a
+  /// hostile count costs at most sizeof(T) / min_element_bytes times the input. The elements
+  /// themselves are then read one by one (a short input fails as truncated, naming the element).
+  std::size_t reservable(std::size_t n, std::size_t min_element_bytes) const noexcept {
+    const std::size_t fit = remaining() / (min_element_bytes == 0 ? 1 : min_element_bytes);
+    return n < fit ? n : fit;
+  }
 
   /// An Option tag: 0 → false (None), 1 → true (Some), anything else invalid_option.
   bool option(std::string_view field);
