@@ -402,3 +402,25 @@ TEST_CASE("session options are validated at start", "[axon][session]") {
   secretless.start(ec);
   CHECK(ec == std::errc::invalid_argument);
 }
+
+TEST_CASE("session: the answer's MAC names the session's verified caller, never Epistula fields",
+          "[axon][session][response_signature]") {
+  session_axon ax(true, 4);
+  session_conn s(ax.port());
+  // A MAC'd request of Alice's session that also claims another caller and request id in
+  // Epistula-* fields, which a route authenticated by bittensor's scheme does not check.
+  const std::string claimed_id = "1700000000000000000.3a8c1f2e-9b7d-4e6f-8a1b-2c3d4e5f6a7b";
+  request_parts r = s.mac_request(7);
+  r.set("Epistula-Signed-By", charlie().ss58_address());
+  r.set("Epistula-Uuid", claimed_id);
+  const reply a = s.send(r);
+  REQUIRE(a.status == 200);
+  const auto mac = a.header(std::string(sa::response_mac_header));
+  REQUIRE(mac);
+  CHECK(sa::check_response_mac(*s.keys, *mac, alice().ss58_address(), request_id_of(r), 200, a.body,
+                               bob().ss58_address())
+            .empty());
+  CHECK_FALSE(sa::check_response_mac(*s.keys, *mac, charlie().ss58_address(), claimed_id, 200,
+                                     a.body, bob().ss58_address())
+                  .empty());
+}
