@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <cstddef>
 #include <functional>
 
 struct redisAsyncContext;
@@ -16,18 +17,30 @@ namespace bt::detail {
 
 using redis_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
+/// The default bound of redis_asio_attach's `max_reply_bytes`: the replay store's replies are an
+/// integer, a status line, a 40-byte script SHA or a short error.
+inline constexpr std::size_t redis_default_max_reply_bytes = 64 * 1024;
+
 /// Attaches `ac` (fresh from redisAsyncConnect, before any command) to `ex`. `on_gone` runs once,
 /// on the strand, when hiredis frees the context (after its pending callbacks ran with a null
-/// reply), whatever the reason: connect failure, connection lost, redisAsyncFree. Returns false
-/// (nothing attached) if the context already has an event library or its socket cannot be
-/// watched.
+/// reply), whatever the reason: connect failure, connection lost, redisAsyncFree. The context is
+/// still readable then: ac->err and ac->errstr say why when it failed. Returns false (nothing
+/// attached) if the context already has an event library or its socket cannot be watched.
+///
+/// Reply size: hiredis buffers a bulk string until all of it arrived and allocates an array's
+/// slots from the length the peer announces, so a peer (a hostile or broken server) could make
+/// the process hold any amount of memory. The adapter bounds one reply to `max_reply_bytes`:
+/// the unparsed input held by the reader (checked after each read of at most 16 KiB), and the
+/// strings and array slots built for one reply (checked before each is built). Past either,
+/// the connection is dropped (fail closed: the pending callbacks run with a null reply) with
+/// ac->err = REDIS_ERR_OTHER and ac->errstr "reply exceeds <max_reply_bytes> bytes".
 ///
 /// Writes: once connected, a command's bytes are written by a handler posted to the strand
 /// (commands issued in one turn of the loop share one write), not after a wait for writability:
 /// the socket almost always has room, and a wait costs an epoll round. Only a write that could
 /// not finish (socket buffer full) or a connect in progress waits for writability.
-bool redis_asio_attach(redisAsyncContext* ac, const redis_strand& ex,
-                       std::function<void()> on_gone);
+bool redis_asio_attach(redisAsyncContext* ac, const redis_strand& ex, std::function<void()> on_gone,
+                       std::size_t max_reply_bytes = redis_default_max_reply_bytes);
 
 /// Runs `issue`, which queues commands on `ac` (redisAsyncCommand and kin), and writes them
 /// before returning instead of from a posted handler: a request that finds its connection idle

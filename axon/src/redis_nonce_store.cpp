@@ -365,9 +365,12 @@ struct redis_nonce_store::impl {
       return schedule_reconnect(c, why);
     }
     ac->data = &c;
-    if (!detail::redis_asio_attach(ac, c.home->ex, [w = c.weak_from_this(), ac] {
-          if (auto self = w.lock()) self->s.on_gone(*self, ac);
-        })) {
+    if (!detail::redis_asio_attach(
+            ac, c.home->ex,
+            [w = c.weak_from_this(), ac] {
+              if (auto self = w.lock()) self->s.on_gone(*self, ac);
+            },
+            opts.max_reply_bytes)) {
       redisAsyncFree(ac);
       return schedule_reconnect(c, "redis: cannot watch the socket");
     }
@@ -615,6 +618,7 @@ redis_nonce_store::redis_nonce_store(options opts) : p_(std::make_shared<impl>()
   opts.connections = std::clamp<std::size_t>(opts.connections, 1, 64);
   opts.window = std::max<std::size_t>(opts.window, 1);
   opts.max_in_flight = std::max<std::size_t>(opts.max_in_flight, 1);
+  opts.max_reply_bytes = std::max<std::size_t>(opts.max_reply_bytes, 1024);
   opts.reconnect_min = std::max(opts.reconnect_min, std::chrono::milliseconds(1));
   opts.reconnect_max = std::max(opts.reconnect_max, opts.reconnect_min);
   s.opts = std::move(opts);

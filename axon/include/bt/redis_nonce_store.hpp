@@ -84,6 +84,12 @@ class redis_nonce_store final : public nonce_store {
     std::chrono::milliseconds reconnect_max{1'000};
     /// A connection (TCP connect, AUTH, SELECT, SCRIPT LOAD) not ready after this is retried.
     std::chrono::milliseconds connect_timeout{1'000};
+    /// The largest reply accepted from Redis (at least 1 KiB). The store's replies are an
+    /// integer, a status, a 40-byte script SHA or a short error; a reply that grows past this
+    /// (a hostile or broken server streaming a huge bulk string or array) drops the connection
+    /// at once, before more is buffered, with the reason "reply exceeds N bytes" (fail closed:
+    /// requests in flight on it are unavailable, then the store reconnects).
+    std::size_t max_reply_bytes = 64 * 1024;
     /// Where the store reports becoming ready or unavailable and Redis errors; null: spdlog's
     /// default logger (stdout). bt-axon passes its own, so stdout keeps only the ready line.
     std::shared_ptr<spdlog::logger> logger;
