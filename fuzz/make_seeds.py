@@ -145,3 +145,173 @@ put("axon_request", "GET /Synapse HTTP/1.1\r\nHost: x\r\n\r\n")
 put("axon_request", "POST /Nope?x=1 HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")
 put("axon_request", "DELETE /Dummy HTTP/1.1\r\n\r\n")
 put("axon_request", request("Dummy", '{"dummy_input": "5"}').replace("@SIG@", "0x00"))
+
+# ---- chain_decode: a node's answers; the first byte picks the decoder (chain_decode_fuzz.cpp) ----
+def compact(n):
+    if n < 1 << 6:
+        return bytes([n << 2])
+    if n < 1 << 14:
+        return ((n << 2) | 1).to_bytes(2, "little")
+    if n < 1 << 30:
+        return ((n << 2) | 2).to_bytes(4, "little")
+    b = n.to_bytes((n.bit_length() + 7) // 8, "little")
+    return bytes([((len(b) - 4) << 2) | 3]) + b
+
+
+def read_compact(b, i):
+    mode = b[i] & 3
+    if mode == 0:
+        return b[i] >> 2, i + 1
+    if mode == 1:
+        return int.from_bytes(b[i:i + 2], "little") >> 2, i + 2
+    if mode == 2:
+        return int.from_bytes(b[i:i + 4], "little") >> 2, i + 4
+    n = (b[i] >> 2) + 4
+    return int.from_bytes(b[i + 1:i + 1 + n], "little"), i + 1 + n
+
+
+def vec(items):
+    return compact(len(items)) + b"".join(items)
+
+
+def text(s):
+    return compact(len(s)) + s.encode()
+
+
+def recorded_result(api):
+    with open(os.path.join(VEC, "chain", "session_sn1_block6852690.json")) as f:
+        for c in json.load(f)["calls"]:
+            if c["method"] == "state_call" and c["params"][0] == api:
+                return bytes.fromhex(c["response"]["result"][2:])
+    raise KeyError(api)
+
+
+def neuron_end(b, i):
+    """End of the NeuronInfoLite at b[i:]: keys, uid, netuid, active, axon, prometheus, stake,
+    eight compacts (rank .. last_update), validator_permit, pruning_score."""
+    i += 64
+    _, i = read_compact(b, i)
+    _, i = read_compact(b, i)
+    i += 1 + 34 + 31
+    n, i = read_compact(b, i)
+    for _ in range(n):
+        _, i = read_compact(b, i + 32)
+    for _ in range(8):
+        _, i = read_compact(b, i)
+    _, i = read_compact(b, i + 1)
+    return i
+
+
+# The first three neurons of the recorded subnet 1 (uids 0, 1, 2), and a SubnetState of the same
+# three.
+rec = recorded_result("NeuronInfoRuntimeApi_get_neurons_lite")
+count, start = read_compact(rec, 0)
+assert count == 1024
+ends = [start]
+for _ in range(3):
+    ends.append(neuron_end(rec, ends[-1]))
+three = rec[start:ends[3]]
+hotkeys = [rec[ends[k]:ends[k] + 32] for k in range(3)]
+coldkeys = [rec[ends[k] + 32:ends[k] + 64] for k in range(3)]
+assert [read_compact(rec, ends[k] + 64)[0] for k in range(3)] == [0, 1, 2]
+neurons3 = compact(3) + three
+small = [compact(v) for v in (1, 70, 20000)]
+state3 = (b"\x01" + compact(1) + vec(hotkeys) + vec(coldkeys) + vec([b"\x01", b"\x00", b"\x01"]) +
+          vec([b"\x00", b"\x01", b"\x00"]) + b"".join(vec(small) for _ in range(12)) +
+          vec([vec([compact(5), compact(1 << 40)])]))
+put("chain_decode", b"\x01" + neurons3)
+put("chain_decode", b"\x01" + compact(len(neurons3)) + neurons3)  # the older Vec<u8>-wrapped form
+put("chain_decode", b"\x01" + compact(1) + rec[ends[0]:ends[1]])
+put("chain_decode", b"\x02" + state3)
+put("chain_decode", b"\x02\x00")  # None: no such subnet
+put("chain_decode", b"\x03" + len(neurons3).to_bytes(2, "little") + neurons3 + state3)
+# hostile counts: a neuron count, a stake count and a per-neuron vector beyond the bytes
+put("chain_decode", b"\x01" + compact(32_500_000) + bytes(300))
+put("chain_decode", b"\x01" + compact(1) + rec[ends[0]:ends[0] + 132] + compact(1000) + bytes(1200))
+put("chain_decode", b"\x02\x01" + compact(1) + compact(100_000) + bytes(200))
+
+
+def prim(p):
+    return b"\x05" + bytes([p])
+
+
+def composite(*fields, names=None):
+    names = names or [None] * len(fields)
+    return b"\x00" + vec([(b"\x01" + text(n) if n else b"\x00") + compact(f) + b"\x00" + compact(0)
+                          for f, n in zip(fields, names)])
+
+
+def registry(defs):
+    # id, path, no type params, the TypeDef, no docs
+    return vec([compact(i) + vec([text(p) for p in path]) + compact(0) + d + compact(0)
+                for i, (path, d) in enumerate(defs)])
+
+
+serve_axon_names = ["netuid", "version", "ip", "port", "ip_type", "protocol", "placeholder1",
+                    "placeholder2"]
+types = [
+    ([], prim(3)),  # 0 u8
+    ([], prim(4)),  # 1 u16
+    ([], prim(5)),  # 2 u32
+    ([], prim(7)),  # 3 u128
+    ([], composite()),  # 4 the unit composite
+    (["pallet_subtensor", "pallet", "Call"],  # 5 the call enum: serve_axon = 4
+     b"\x01" + vec([text("serve_axon") + composite(6, 2, 3, 1, 0, 0, 0, 0,
+                                                   names=serve_axon_names)[1:] + b"\x04" +
+                    compact(0)])),
+    (["subtensor_runtime_common", "NetUid"], composite(1)),  # 6 a newtype around u16
+    ([], composite(4, 4, 4)),  # 7 a fan-out of unit composites
+    ([], composite(7, 7, 7)),  # 8
+    ([], b"\x02" + compact(0)),  # 9 Vec<u8>
+    ([], b"\x04" + vec([])),  # 10 the unit tuple
+]
+extensions = vec([text("CheckFanOut") + compact(8) + compact(10),
+                  text("CheckSpecVersion") + compact(4) + compact(2)])
+
+
+def pallet(version):
+    dep = b"\x00" if version >= 16 else b""  # ItemDeprecationInfo::NotDeprecated
+    enum_dep = compact(0) if version >= 16 else b""  # no deprecated variants
+    entry = (text("Axons") + b"\x00" + b"\x01" + vec([b"\x02", b"\x05"]) + compact(10) +
+             compact(9) + compact(0) + compact(0) + dep)
+    out = text("SubtensorModule") + b"\x01" + text("SubtensorModule") + vec([entry])
+    out += b"\x01" + compact(5) + enum_dep  # calls
+    out += b"\x00"  # no event
+    out += vec([text("Limit") + compact(1) + vec([b"\x01", b"\x00"]) + compact(0) + dep])
+    out += b"\x00"  # no error
+    if version >= 16:
+        out += compact(0) + compact(0)  # associated types, view functions
+    out += b"\x07"  # index
+    if version >= 15:
+        out += compact(0)  # docs
+    return out + dep
+
+
+def metadata(version):
+    out = b"meta" + bytes([version]) + registry(types) + vec([pallet(version)])
+    if version == 14:
+        out += compact(5) + b"\x04" + extensions + compact(4)
+    elif version == 15:
+        out += b"\x04" + compact(0) + compact(5) + compact(0) + compact(4) + extensions
+        out += compact(4) + compact(0) + compact(5) + compact(5) + compact(5) + compact(0)
+    else:
+        out += vec([b"\x04"]) + compact(0) + compact(5) + compact(0)
+        out += vec([b"\x00" + vec([compact(0), compact(1)])]) + extensions
+        out += compact(0) + compact(5) + compact(5) + compact(5) + compact(0)
+    return out
+
+
+for v in (14, 15, 16):
+    put("chain_decode", b"\x00" + metadata(v))
+# hostile registries: 20 levels of three-way fan-out, a composite that contains itself, and a
+# type count beyond the bytes
+fan = [([], composite())] + [([], composite(i, i, i)) for i in range(20)]
+put("chain_decode", b"\x00meta\x0e" + registry(fan) + vec([]) + compact(0) + b"\x04" +
+    vec([text("CheckFanOut") + compact(20) + compact(0)]) + compact(0))
+put("chain_decode", b"\x00meta\x0e" + registry([([], composite()), ([], composite(0, 1))]) +
+    vec([]) + compact(0) + b"\x04" + vec([text("CheckLoop") + compact(1) + compact(0)]) +
+    compact(0))
+put("chain_decode", b"\x00meta\x0e" + compact(1_000_000) + bytes(600))
+# a neuron count that the input's bytes hold at one byte each but not at 143: a decoder
+# reserving for the count asks for some 4 MB, over the target's -malloc_limit_mb=1
+put("chain_decode", b"\x01" + compact(16_000) + bytes(16_007))  # (not 16,000: see above)
