@@ -97,13 +97,15 @@ epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_
     return malformed(fmt::format("Epistula-Version must be 2, not {}", quote(h.value(f::version))));
 
   // Timestamp: milliseconds since the epoch, plain decimal digits (the text is signed as sent,
-  // so one spelling per instant: no sign, point, exponent or spaces), then the window.
+  // so one spelling per instant: no sign, point, exponent, spaces or leading zero; PROTOCOL
+  // 12.2), then the window.
   if (h.count(f::timestamp) == 0) return missing(f::timestamp);
   const std::string& ts = h.value(f::timestamp);
-  if (ts.empty() || ts.size() > 15 ||
+  if (ts.empty() || ts.size() > 15 || (ts.size() > 1 && ts.front() == '0') ||
       !std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return malformed(fmt::format(
-        "Epistula-Timestamp must be milliseconds since the Unix epoch in decimal digits, not {}",
+        "Epistula-Timestamp must be milliseconds since the Unix epoch in decimal digits without "
+        "a leading zero, not {}",
         quote(ts)));
   std::int64_t t = 0;
   for (const char c : ts) t = t * 10 + (c - '0');  // at most 15 digits: no overflow
