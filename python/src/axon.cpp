@@ -107,12 +107,15 @@ void sync_forward(const std::shared_ptr<synapse_route>& r, bt::dynamic_synapse& 
   apply_result(*r, s, *obj, pyobj, ret);
 }
 
-/// The `send` a streaming forward receives: valid during the forward call only.
+/// The `send` a streaming forward receives. Python may keep it past the forward (a thread the
+/// forward started, a stored reference): send() then raises RuntimeError. The axon ends the
+/// stream, and frees the writer, once the forward has returned, so the forward's end waits for
+/// the sends already running (finish()); a send is bounded by the stream's own limits (the
+/// request's deadline, write_timeout), so that wait is too.
 struct py_stream_writer {
-  bt::stream_writer* w = nullptr;
+  explicit py_stream_writer(bt::stream_writer& w) : w_(w) {}
 
   bool send(py::handle data) {
-    if (!w) return false;
     std::string bytes;
     if (py::isinstance<py::str>(data))
       bytes = data.cast<std::string>();
@@ -121,21 +124,61 @@ struct py_stream_writer {
     else
       throw py::type_error("send() takes bytes or str, not " +
                            py::str(data.get_type().attr("__name__")).cast<std::string>());
+    {
+      std::lock_guard l(m_);
+      if (finished_)
+        throw std::runtime_error(
+            "send() called after the streaming forward returned (the stream is over; a thread "
+            "the forward starts must be done before it returns)");
+      ++sending_;
+    }
     py::gil_scoped_release r;
-    return w->send_blocking(bytes);
+    // The count drops before the GIL is taken back: finish() waits without the GIL.
+    struct done {
+      py_stream_writer& p;
+      ~done() {
+        {
+          std::lock_guard l(p.m_);
+          --p.sending_;
+        }
+        p.idle_.notify_all();
+      }
+    } guard{*this};
+    return w_.send_blocking(bytes);
   }
+
+  bool open() {
+    std::lock_guard l(m_);
+    return !finished_ && w_.is_open();
+  }
+
+  /// Called when the forward has returned, without the GIL: later sends raise, and the sends
+  /// running now are waited for (they use w_, which the axon frees after the forward).
+  void finish() {
+    std::unique_lock l(m_);
+    finished_ = true;
+    idle_.wait(l, [this] { return sending_ == 0; });
+  }
+
+ private:
+  bt::stream_writer& w_;
+  std::mutex m_;
+  std::condition_variable idle_;
+  std::size_t sending_ = 0;  ///< send() calls inside send_blocking, guarded by m_
+  bool finished_ = false;    ///< guarded by m_
 };
 
 void stream_forward(const std::shared_ptr<synapse_route>& r, bt::dynamic_synapse& s,
                     bt::stream_writer& w) {
   if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
-  py::gil_scoped_acquire g;
-  auto writer = std::make_shared<py_stream_writer>();
-  writer->w = &w;
-  struct invalidate {
+  auto writer = std::make_shared<py_stream_writer>(w);
+  // Declared before the GIL is taken: it runs after the GIL is released again, on every way out
+  // (a return, a Python exception turned into a forward_error).
+  struct finish_sends {
     py_stream_writer& p;
-    ~invalidate() { p.w = nullptr; }  // a send kept past the call returns False
-  } guard{*writer};
+    ~finish_sends() { p.finish(); }
+  } finish{*writer};
+  py::gil_scoped_acquire g;
   py::object pyobj = py::cast(wrap_synapse(r->type, s));
   try {
     r->forward.obj(pyobj, py::cast(writer));
@@ -276,6 +319,10 @@ bt::json_reply json_call(const std::shared_ptr<json_route>& r, std::string_view 
                          py::cast(py_request_context(c)));
   } catch (py::error_already_set& e) {
     internal_error(e, r->path, "handler");
+  } catch (py::builtin_exception& e) {  // from_json: a body nested deeper than max_json_depth()
+    e.set_error();
+    py::error_already_set err;
+    internal_error(err, r->path, "handler");
   }
   if (!r->loop.obj || !py::module_::import("inspect").attr("iscoroutine")(ret).cast<bool>())
     return reply_from(*r, ret);
@@ -678,9 +725,9 @@ class ForwardError(Exception):
       m, "StreamWriter", "The send of a streaming forward(s, send), valid during the call.")
       .def("__call__", &py_stream_writer::send, py::arg("data"),
            "Sends data (bytes, or str as UTF-8) as one chunk once written to the socket; False "
-           "once the stream is over (client gone, deadline, shutdown): then return.")
-      .def_property_readonly("open",
-                             [](const py_stream_writer& p) { return p.w && p.w->is_open(); });
+           "once the stream is over (client gone, deadline, shutdown): then return. Raises "
+           "RuntimeError once the forward has returned (its end waits for sends running).")
+      .def_property_readonly("open", &py_stream_writer::open);
   py::class_<py_request_context>(
       m, "RequestContext",
       "The verified caller of a plain JSON route (Axon.route): hotkey is the Epistula-Signed-By "

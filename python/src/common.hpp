@@ -11,6 +11,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -58,7 +59,8 @@ struct type_spec {
 
 /// Parses int, float, str, bool, list, dict, typing.Any/object, typing.Optional[X],
 /// typing.List[X]/list[X], typing.Dict[str, X]/dict[str, X]; other Unions accept anything.
-/// Throws py::type_error for anything else.
+/// Throws py::type_error for anything else, py::value_error for a type nested deeper than
+/// max_json_depth().
 std::shared_ptr<const type_spec> parse_type(py::handle t);
 
 struct field_info {
@@ -91,10 +93,24 @@ std::shared_ptr<py_synapse> make_synapse(std::shared_ptr<const synapse_type> t);
 std::shared_ptr<py_synapse> wrap_synapse(std::shared_ptr<const synapse_type> t,
                                          bt::dynamic_synapse s);
 
-/// Python value -> JSON under a type spec; throws py::type_error / py::value_error naming `path`.
+/// The deepest nesting of containers (lists, tuples, dicts; JSON arrays, objects) the
+/// conversions between Python values and JSON accept, and of field types. They recurse once per
+/// level, so a value nested without bound (a 200,000-deep list) or containing itself would
+/// otherwise overflow the C++ stack. 64 by default, as bt::json_read_options::max_depth (what
+/// the C++ peers accept); bittensor_cpp.set_max_json_depth() changes it for the process, from 1 to
+/// max_json_depth_ceiling (the C++ reader's own ceiling).
+inline constexpr std::size_t default_max_json_depth = 64;
+inline constexpr std::size_t max_json_depth_ceiling = 1024;
+std::size_t max_json_depth();
+/// ValueError outside [1, max_json_depth_ceiling].
+void set_max_json_depth(std::size_t levels);
+
+/// Python value -> JSON under a type spec; throws py::type_error / py::value_error naming `path`
+/// (ValueError for a value nested deeper than max_json_depth() or containing itself).
 bt::json to_json_checked(const type_spec& t, py::handle v, bool none_ok, const std::string& path);
 /// Any JSON-like Python value (None, bool, int, float, str, list/tuple, dict with str keys).
 bt::json to_json_any(py::handle v, const std::string& path);
+/// ValueError for a value nested deeper than max_json_depth().
 py::object from_json(const bt::json& j);
 
 /// Translates the exception in flight into a Python exception (bt_py_error for

@@ -26,6 +26,12 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
 #include <optional>
 
 namespace btpy {
@@ -86,26 +92,109 @@ py::object results_to_py(const std::shared_ptr<const synapse_type>& type,
   return l;
 }
 
+/// What Dendrite.close() waits for. Every use of the C++ dendrite from a Python thread that
+/// releases the GIL (a blocking call, starting an asynchronous one, an asyncio cancellation)
+/// holds a ticket; close() closes the gate, which cancels the blocking calls registered with
+/// on_close() and waits until every ticket is returned, and only then destroys the dendrite. So
+/// no thread ever uses a dendrite that close() is destroying, and close() returns once every
+/// call it cut short has returned. Shared (shared_ptr) with the asyncio callbacks, which may run
+/// after the Dendrite object is gone.
+class call_gate {
+ public:
+  class ticket {
+   public:
+    ticket() = default;
+    ticket(ticket&& o) noexcept : g_(std::move(o.g_)) {}
+    ticket& operator=(ticket&&) = delete;
+    ~ticket() {
+      if (g_) g_->leave();
+    }
+    /// False once the gate is closing (nothing may start on the dendrite any more).
+    bool enter(const std::shared_ptr<call_gate>& g) {
+      if (!g->try_enter()) return false;
+      g_ = g;
+      return true;
+    }
+
+   private:
+    std::shared_ptr<call_gate> g_;
+  };
+
+  /// Registers the cancellation of a running blocking call; it runs at once if the gate is
+  /// already closing. `cancel` must not block (it posts the cancellation signal's emission).
+  std::uint64_t on_close(std::function<void()> cancel) {
+    std::lock_guard l(m_);
+    if (closed_) {
+      cancel();
+      return 0;
+    }
+    cancels_.emplace(++next_id_, std::move(cancel));
+    return next_id_;
+  }
+  void forget(std::uint64_t id) {
+    std::lock_guard l(m_);
+    cancels_.erase(id);
+  }
+
+  /// Without the GIL: a ticket holder may need it to finish (it builds Python results).
+  void close() {
+    std::unique_lock l(m_);
+    closed_ = true;
+    for (auto& [id, cancel] : cancels_) cancel();
+    cancels_.clear();
+    idle_.wait(l, [this] { return users_ == 0; });
+  }
+
+ private:
+  bool try_enter() {
+    std::lock_guard l(m_);
+    if (closed_) return false;
+    ++users_;
+    return true;
+  }
+  void leave() {
+    {
+      std::lock_guard l(m_);
+      --users_;
+    }
+    idle_.notify_all();
+  }
+
+  std::mutex m_;
+  std::condition_variable idle_;
+  std::size_t users_ = 0;  // guarded by m_, as the rest
+  bool closed_ = false;
+  std::uint64_t next_id_ = 0;
+  std::map<std::uint64_t, std::function<void()>> cancels_;
+};
+
 /// An asyncio future of the caller's running loop, resolved by a C++ completion. `start(token)`
 /// initiates the operation (GIL released) with a completion token bound to a strand of its own
 /// and to a cancellation slot; the completion (a dendrite I/O thread) takes the GIL only to run
 /// `to_py(result)` and hand it to loop.call_soon_threadsafe. Cancelling the future emits the
 /// cancellation signal on that strand, where the completion runs and the dendrite clears the
 /// slot, so emission and completion never run at once. RuntimeError outside a coroutine.
+/// The cancellation is posted only while the dendrite is alive (a ticket of `gate`); once it is
+/// closing, its destruction cancels the call anyway.
 template <class Result, class ToPy, class Start>
-py::object loop_future(bt::dendrite& d, ToPy to_py, Start&& start) {
+py::object loop_future(bt::dendrite& d, const std::shared_ptr<call_gate>& gate, ToPy to_py,
+                       Start&& start) {
   py::module_ asyncio = py::module_::import("asyncio");
   py::object loop = asyncio.attr("get_running_loop")();
   py::object fut = loop.attr("create_future")();
 
-  // Owned by the C++ completion handler; the future's done-callback holds it weakly.
+  // Owned by the C++ completion handler; the future's done-callback holds it weakly. The strand
+  // lives here, not in the callback: a strand must not outlive the dendrite's io_context, and
+  // the callback (a Python object) may outlive it.
   struct call_state {
     net::cancellation_signal cancel;
     gil_object loop, fut;
+    net::any_io_executor strand;
   };
   auto st = std::make_shared<call_state>();
   st->loop.obj = loop;
   st->fut.obj = fut;
+  st->strand = net::make_strand(d.get_executor());
 
   auto handler = [st, to_py = std::move(to_py)](Result r) mutable {
     py::gil_scoped_acquire g;
@@ -125,13 +214,17 @@ py::object loop_future(bt::dendrite& d, ToPy to_py, Start&& start) {
     st->loop.obj = py::object();
     st->fut.obj = py::object();
   };
-  const net::any_io_executor strand = net::make_strand(d.get_executor());
+  const net::any_io_executor strand = st->strand;
   std::weak_ptr<call_state> weak = st;
-  fut.attr("add_done_callback")(py::cpp_function([weak, strand](py::object f) {
+  fut.attr("add_done_callback")(py::cpp_function([weak, gate](py::object f) {
     if (!f.attr("cancelled")().cast<bool>()) return;
+    // The ticket first: `s` may be the state's last owner, and must go while the dendrite (the
+    // io_context of its strand) is alive.
+    call_gate::ticket t;
+    if (!t.enter(gate)) return;  // closing: the dendrite's destruction ends the call
     auto s = weak.lock();
     if (!s) return;  // already completed
-    net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+    net::post(s->strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
   }));
   {
     py::gil_scoped_release r;
@@ -191,17 +284,29 @@ class py_dendrite {
   }
   ~py_dendrite() { close(); }
 
-  /// Destroying the dendrite joins its I/O threads, and a completion running there may be
-  /// waiting for the GIL: release it meanwhile.
+  /// GIL held. Later calls raise "Dendrite is closed" (d_ is taken under the GIL); then, without
+  /// the GIL, the blocking calls running on other threads are cancelled (503 "Request
+  /// cancelled") and waited for, and the dendrite is destroyed: that cancels the asyncio calls
+  /// and joins its I/O threads, where a completion may be waiting for the GIL. A second close()
+  /// while one runs returns at once.
   void close() {
     if (!d_) return;
+    std::unique_ptr<bt::dendrite> d = std::move(d_);
     py::gil_scoped_release r;
+    gate_->close();
     lanes_->close();
-    d_.reset();
+    d.reset();
   }
 
+  /// GIL held, for calls that hold no ticket (their whole use of the dendrite holds the GIL).
   bt::dendrite& get() {
     if (!d_) throw py::value_error("Dendrite is closed");
+    return *d_;
+  }
+
+  /// GIL held: the dendrite for a use that releases the GIL, alive until the ticket is returned.
+  bt::dendrite& enter(call_gate::ticket& t) {
+    if (!d_ || !t.enter(gate_)) throw py::value_error("Dendrite is closed");
     return *d_;
   }
 
@@ -209,7 +314,8 @@ class py_dendrite {
     auto [targets, single] = axons_from_py(axons);
     check_timeout(timeout);
     bt::dynamic_synapse copy = syn.s;
-    auto& d = get();
+    call_gate::ticket t;
+    auto& d = enter(t);
     if (single) {
       // One axon: the call itself on this thread's lane, without the fan-out's result vector
       // and concurrency limiter (the per-call path of a sequential loop).
@@ -228,7 +334,7 @@ class py_dendrite {
     std::vector<bt::dynamic_synapse> rs;
     {
       py::gil_scoped_release unlocked;
-      rs = d.forward(targets, copy, timeout);
+      rs = blocking_forward(d, std::move(targets), std::move(copy), timeout);
     }
     return results_to_py(syn.type, std::move(rs), false);
   }
@@ -238,10 +344,11 @@ class py_dendrite {
     std::vector<bt::axon_info> targets = std::move(parsed.first);
     const bool single = parsed.second;
     check_timeout(timeout);
-    auto& d = get();
+    call_gate::ticket t;
+    auto& d = enter(t);
     bt::dynamic_synapse copy = syn.s;
     return loop_future<std::vector<bt::dynamic_synapse>>(
-        d,
+        d, gate_,
         [type = syn.type, single](std::vector<bt::dynamic_synapse>&& rs) {
           return results_to_py(type, std::move(rs), single);
         },
@@ -255,7 +362,8 @@ class py_dendrite {
     bt::axon_info target = axon_from_py(axon);
     check_timeout(timeout);
     std::string body = body_from_py(json_body);
-    (void)get();  // "Dendrite is closed"
+    call_gate::ticket t;
+    (void)enter(t);  // "Dendrite is closed"; close() waits for the call
     bt::epistula_response r;
     {
       py::gil_scoped_release unlocked;
@@ -274,9 +382,10 @@ class py_dendrite {
     bt::axon_info target = axon_from_py(axon);
     check_timeout(timeout);
     std::string body = body_from_py(json_body);
-    auto& d = get();
+    call_gate::ticket t;
+    auto& d = enter(t);
     return loop_future<bt::epistula_response>(
-        d, [](bt::epistula_response&& r) { return py::cast(std::move(r)); },
+        d, gate_, [](bt::epistula_response&& r) { return py::cast(std::move(r)); },
         [&](auto token) {
           d.async_epistula_call(std::move(target), std::move(method), std::move(path),
                                 std::move(body), timeout, std::move(token));
@@ -290,7 +399,8 @@ class py_dendrite {
   py::object call_stream(py::handle axon, const py_synapse& syn, double timeout) {
     bt::axon_info target = axon_from_py(axon);
     check_timeout(timeout);
-    auto& d = get();
+    call_gate::ticket t;
+    auto& d = enter(t);
     py::module_ asyncio = py::module_::import("asyncio");
     py::object loop = asyncio.attr("get_running_loop")();
     py::object queue = asyncio.attr("Queue")();
@@ -300,6 +410,7 @@ class py_dendrite {
       net::cancellation_signal cancel;
       gil_object loop, queue, end;
       std::shared_ptr<const synapse_type> type;
+      net::any_io_executor strand;  // here, not in `cancel`: as in loop_future
       /// Hands `item` to the queue on the loop's thread; false when the loop is closed.
       void put(py::object item) {
         if (!loop.obj || loop.obj.attr("is_closed")().cast<bool>()) return;
@@ -327,12 +438,15 @@ class py_dendrite {
       st->queue.obj = py::object();
       st->end.obj = py::object();
     };
-    const net::any_io_executor strand = net::make_strand(d.get_executor());  // as in forward()
+    st->strand = net::make_strand(d.get_executor());  // as in forward()
+    const net::any_io_executor strand = st->strand;
     std::weak_ptr<stream_state> weak = st;
-    py::cpp_function cancel([weak, strand] {
+    py::cpp_function cancel([weak, gate = gate_] {
+      call_gate::ticket t;         // first, as in loop_future
+      if (!t.enter(gate)) return;  // closing: the dendrite's destruction ends the call
       auto s = weak.lock();
       if (!s) return;
-      net::post(strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
+      net::post(s->strand, [s] { s->cancel.emit(net::cancellation_type::terminal); });
     });
     bt::dynamic_synapse copy = syn.s;
     // The end marker is taken before the call starts: once the GIL is released, the call may
@@ -356,22 +470,55 @@ class py_dendrite {
 
  private:
   /// Runs one call, `start(lane_dendrite, handler)`, on this thread's lane until `handler` has
-  /// stored its result in `out`. Without the GIL.
+  /// stored its result in `out`. Without the GIL, holding a ticket. close() cancels the call by
+  /// posting the emission of its cancellation signal to the lane, which this thread runs.
   template <class Result, class Start>
   void run_on_lane(Start&& start, Result& out) {
     bool finished = false;
+    const auto cancel = std::make_shared<net::cancellation_signal>();
+    std::uint64_t registered = 0;
     lanes_->run(
         [&](bt::dendrite& ld) {
-          start(ld, [&out, &finished](Result r) {
-            out = std::move(r);
-            finished = true;
+          start(ld, net::bind_cancellation_slot(cancel->slot(), [&out, &finished](Result r) {
+                  out = std::move(r);
+                  finished = true;
+                }));
+          registered = gate_->on_close([ex = ld.get_executor(), cancel] {
+            net::post(ex, [cancel] { cancel->emit(net::cancellation_type::terminal); });
           });
         },
         [&] { return finished; });
+    gate_->forget(registered);
+  }
+
+  /// The blocking fan-out (bt::dendrite::forward), cancellable by close(): its completion and
+  /// the emission of its cancellation signal run on one strand, as in loop_future. Without the
+  /// GIL, holding a ticket.
+  std::vector<bt::dynamic_synapse> blocking_forward(bt::dendrite& d,
+                                                    std::vector<bt::axon_info> targets,
+                                                    bt::dynamic_synapse syn, double timeout) {
+    const auto cancel = std::make_shared<net::cancellation_signal>();
+    const net::any_io_executor strand = net::make_strand(d.get_executor());
+    std::promise<std::vector<bt::dynamic_synapse>> p;
+    auto f = p.get_future();
+    d.async_forward(std::move(targets), std::move(syn), timeout,
+                    net::bind_cancellation_slot(
+                        cancel->slot(),
+                        net::bind_executor(
+                            strand, [p = std::move(p)](std::vector<bt::dynamic_synapse> r) mutable {
+                              p.set_value(std::move(r));
+                            })));
+    const std::uint64_t registered = gate_->on_close([strand, cancel] {
+      net::post(strand, [cancel] { cancel->emit(net::cancellation_type::terminal); });
+    });
+    auto rs = f.get();
+    gate_->forget(registered);
+    return rs;
   }
 
   std::shared_ptr<caller_lanes> lanes_;  // blocking single calls (closed before d_)
   std::unique_ptr<bt::dendrite> d_;
+  std::shared_ptr<call_gate> gate_ = std::make_shared<call_gate>();
 };
 
 /// The async generator behind Dendrite.call_stream (Python: it is one).
