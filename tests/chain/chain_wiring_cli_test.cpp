@@ -200,6 +200,35 @@ TEST_CASE("bt-axon --netuid: a failed refresh keeps the last metagraph, the node
   CHECK(std::chrono::steady_clock::now() - t0 < 15s);
 }
 
+TEST_CASE("bt-axon --netuid: a hostile node's oversized answer fails the refresh, not the miner",
+          "[chain][cli][axon]") {
+  temp_dir tmp("bt-axon-hostile");
+  const fs::path log = tmp.path / "axon.log";
+  std::optional<fake_node> node;
+  node.emplace();
+  const int port = node->port;
+  axon_process ax(
+      "--netuid 1 --metagraph.refresh_s 1 --subtensor.timeout 5 "
+      "--subtensor.chain_endpoint " +
+          node->url,
+      log);
+  INFO("bt-axon log: " << slurp(log));
+  REQUIRE(
+      wait_for_log(log, "metagraph refreshed: subnet 1 at block 6852690, 1024 neurons", 1, 15s));
+  // The node comes back answering the runtime calls with 9 MB frames (valid JSON, a hex string
+  // of zeros): over the client's default limit of 8 MiB, refused before they are parsed.
+  node->child.stop();
+  node.reset();
+  node.emplace(port, session, std::vector<std::string>{"--fault", "state_call=oversized:9000000"});
+  REQUIRE(wait_for_log(log, "failed; keeping the last good metagraph (block 6852690)", 1, 30s));
+  CHECK(slurp(log).find("exceeds the limit of 8388608 bytes") != std::string::npos);
+  // Still serving, on the last good metagraph.
+  const auto [status, message] = ping_as_alice(ax.port);
+  CHECK(status == 403);
+  CHECK(message.find("Unrecognized hotkey") != std::string::npos);
+  CHECK(ax.child.stop(20s) == 0);
+}
+
 TEST_CASE("bt-axon --netuid: start-up fails closed, --netuid and --metagraph are exclusive",
           "[chain][cli][axon]") {
   const std::string axon =
