@@ -234,6 +234,23 @@ TEST_CASE("scale: a length larger than the bytes left is refused before any allo
   CHECK(error_of([&] { r3.length("name"); }).code() == bt::chain_errc::too_long);
 }
 
+TEST_CASE("scale: a length's domain bound, and what a claimed count may reserve", "[scale]") {
+  // A count of 11 with a bound of 10 is refused at the count, naming the bound.
+  const bytes eleven{0x2c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  bt::scale_reader r(eleven);
+  const auto e = error_of([&] { r.length("uids", 10); });
+  CHECK(e.code() == bt::chain_errc::too_long);
+  CHECK(e.offset() == 0);
+  CHECK(e.error().detail.find("length 11 exceeds the limit of 10") != std::string::npos);
+  bt::scale_reader r2(eleven);
+  CHECK(r2.length("uids", 11) == 11);
+  // 11 bytes left: room for 11 one-byte elements, 2 of at least 5 bytes, none of 12.
+  CHECK(r2.reservable(11, 1) == 11);
+  CHECK(r2.reservable(1000, 5) == 2);
+  CHECK(r2.reservable(1, 12) == 0);
+  CHECK(r2.reservable(3, 0) == 3);  // a size of 0 counts as 1
+}
+
 TEST_CASE("scale: a prefixed error names the enclosing element", "[scale]") {
   const bt::chain_decode_error e(bt::chain_errc::truncated, "axon_info.port", "needs 2 bytes",
                                  5123);
