@@ -155,6 +155,25 @@ TEST_CASE("bt-chain metagraph: failures exit 2 with a JSON error naming what fai
           std::string::npos);
     CHECK(std::chrono::steady_clock::now() - t0 < 4s);
   }
+  SECTION("an answer over --subtensor.max_frame_mib: refused, naming the limit") {
+    // 2 MB frames (a hex string of zeros): read under the default of 8 MiB (and then not a
+    // neuron list), refused under a limit of 1 MiB.
+    fake_node node({"--fault", "state_call=oversized:2000000"});
+    auto r =
+        run("metagraph --netuid 1 --block 6852690 --subtensor.max_frame_mib 1 "
+            "--subtensor.chain_endpoint " +
+            node.url);
+    CHECK(r.status == 2);
+    CHECK(bt::json::parse(r.err).at("error").get<std::string>().find(
+              "exceeds the limit of 1048576 bytes") != std::string::npos);
+    r = run("metagraph --netuid 1 --block 6852690 --subtensor.chain_endpoint " + node.url);
+    CHECK(r.status == 2);
+    CHECK(bt::json::parse(r.err).at("error").get<std::string>().find("exceeds the limit") ==
+          std::string::npos);
+    r = run("metagraph --netuid 1 --subtensor.max_frame_mib 0 --subtensor.chain_endpoint " +
+            node.url);
+    CHECK(r.status == 2);
+  }
   SECTION("nothing listening") {
     auto r = run("metagraph --netuid 1 --timeout 2 --subtensor.chain_endpoint ws://127.0.0.1:1");
     CHECK(r.status == 2);
