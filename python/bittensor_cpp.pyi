@@ -2,6 +2,12 @@
 import asyncio
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
+def get_max_json_depth() -> int:
+    """The deepest nesting of lists/dicts converted between Python and JSON (64 by default);
+    deeper values, and values that contain themselves, raise ValueError."""
+def set_max_json_depth(levels: int) -> None:
+    """Sets get_max_json_depth() for the process (1 to 1024)."""
+
 class Error(ValueError):
     """Bad keys, SS58 addresses, mnemonics, keyfiles, wallets or synapse declarations."""
 
@@ -167,12 +173,15 @@ class Dendrite:
     @property
     def hotkey(self) -> str: ...
     def stats(self) -> Dict[str, int]: ...
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Later calls raise ValueError; cancels the calls running on other threads (503) and
+        returns once none runs."""
     def __enter__(self) -> Dendrite: ...
     def __exit__(self, *args: Any) -> None: ...
 
 class StreamWriter:
-    """The `send` of a streaming forward(s, send); valid during the call only."""
+    """The `send` of a streaming forward(s, send); valid during the call only: a send() after
+    the forward returned raises RuntimeError (the forward's end waits for sends running)."""
     def __call__(self, data: Union[bytes, str]) -> bool: ...
     @property
     def open(self) -> bool: ...

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 
 namespace btpy {
@@ -42,10 +43,19 @@ namespace {
 
 namespace net = boost::asio;
 
+/// Whether the axon's io_contexts may still be posted to. py_axon::stop() clears it, under m,
+/// before it destroys the axon; code that may run later (a Python done-callback) posts only
+/// while holding m with `alive` set.
+struct axon_liveness {
+  std::mutex m;
+  bool alive = true;  ///< guarded by m
+};
+
 struct synapse_route {
   std::shared_ptr<const synapse_type> type;
   gil_object forward, blacklist, priority;
-  gil_object loop;  ///< async forward only: the loop it runs on
+  gil_object loop;                          ///< async forward only: the loop it runs on
+  std::shared_ptr<axon_liveness> liveness;  ///< the axon's (async forward only)
 };
 
 /// bittensor_cpp.ForwardError(status, message): the handler's own answer (bt::forward_error),
@@ -187,19 +197,40 @@ void stream_forward(const std::shared_ptr<synapse_route>& r, bt::dynamic_synapse
   }
 }
 
-/// Wakes the awaiting coroutine when the Python future is done. The timer is touched only on the
-/// coroutine's strand (the done-callback posts there).
+/// Shared by an async forward's coroutine and the done-callback of its Python future. The
+/// callback is a Python object: it may run, and be destroyed, after the axon and its io_contexts
+/// are gone, so it owns no timer nor executor. While the coroutine's frame lives, `wake` posts
+/// the cancellation of the frame's timer to the frame's strand; the frame takes `wake` away when
+/// it ends (a return, or its destruction with the io_context), and the callback calls it only
+/// while the axon is alive (axon_liveness), so nothing is ever posted to a dead io_context.
 struct async_wait {
-  net::steady_timer timer;
   std::atomic<bool> done{false};
-  explicit async_wait(net::any_io_executor ex)
-      : timer(std::move(ex), std::chrono::steady_clock::time_point::max()) {}
+  std::mutex m;
+  std::function<void()> wake;  ///< guarded by m
 };
 
 net::awaitable<void> async_forward(std::shared_ptr<synapse_route> r, bt::dynamic_synapse& s) {
   if (auto e = r->type->check_values(s); !e.empty()) throw bt::forward_error(400, e);
   auto ex = co_await net::this_coro::executor;
-  auto w = std::make_shared<async_wait>(ex);
+  auto timer =
+      std::make_shared<net::steady_timer>(ex, std::chrono::steady_clock::time_point::max());
+  auto w = std::make_shared<async_wait>();
+  {
+    std::lock_guard l(w->m);
+    // The timer is touched only on the coroutine's strand: the wake-up is posted there.
+    w->wake = [ex, weak = std::weak_ptr<net::steady_timer>(timer)] {
+      net::post(ex, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    };
+  }
+  struct unhook {
+    async_wait& w;
+    ~unhook() {
+      std::lock_guard l(w.m);
+      w.wake = nullptr;  // drops the strand's copy while the io_context is alive
+    }
+  } const unhook_wake{*w};
   std::shared_ptr<py_synapse> obj;
   gil_object pyobj, fut;
   bool finished = false;
@@ -214,9 +245,12 @@ net::awaitable<void> async_forward(std::shared_ptr<synapse_route> r, bt::dynamic
         finished = true;
       } else {
         fut.obj = py::module_::import("asyncio").attr("run_coroutine_threadsafe")(ret, r->loop.obj);
-        fut.obj.attr("add_done_callback")(py::cpp_function([w](py::handle) {
+        fut.obj.attr("add_done_callback")(py::cpp_function([w, liveness = r->liveness](py::handle) {
           w->done = true;
-          net::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+          std::lock_guard a(liveness->m);
+          if (!liveness->alive) return;
+          std::lock_guard l(w->m);
+          if (w->wake) w->wake();
         }));
       }
     } catch (py::error_already_set& e) {
@@ -224,7 +258,7 @@ net::awaitable<void> async_forward(std::shared_ptr<synapse_route> r, bt::dynamic
     }
   }
   if (finished) co_return;
-  if (!w->done) co_await w->timer.async_wait(net::as_tuple(net::use_awaitable));
+  if (!w->done) co_await timer->async_wait(net::as_tuple(net::use_awaitable));
   py::gil_scoped_acquire g;
   if (!w->done) {
     // The axon gave up on the request (deadline: 408 already sent, or shutdown).
@@ -564,7 +598,10 @@ class py_axon {
       throw py::type_error(
           "a streaming forward is a plain function forward(s, send) (it runs "
           "on the worker pool; send() blocks until the chunk is written)");
-    if (is_async) r->loop.obj = ensure_loop();
+    if (is_async) {
+      r->loop.obj = ensure_loop();
+      r->liveness = liveness_;
+    }
 
     bt::route_options policy = make_policy(r);
     if (streaming) {
@@ -654,6 +691,10 @@ class py_axon {
         py::gil_scoped_release r;
         ax_->stop();
         abandoned = ax_->abandoned_handlers();
+        {
+          std::lock_guard l(liveness_->m);
+          liveness_->alive = false;  // async forwards' done-callbacks post nothing from now on
+        }
         ax_.reset();  // drops the routes' std::functions (unless a stuck handler holds them);
                       // their Python objects take the GIL
       }
@@ -703,6 +744,7 @@ class py_axon {
   std::vector<std::shared_ptr<json_route>> json_routes_;
   gil_object loop_, loop_thread_;
   bool own_loop_ = false;
+  std::shared_ptr<axon_liveness> liveness_ = std::make_shared<axon_liveness>();
 };
 
 }  // namespace

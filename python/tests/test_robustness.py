@@ -225,6 +225,39 @@ def test_close_from_two_threads_at_once(bt_axon, alice, Dummy):
             d.query(bt_axon, Dummy(dummy_input=1), timeout=5)
 
 
+# ------------------------------------------------------------------ Axon.stop() with async forwards
+
+STOP_ROUNDS = 30
+
+
+def test_stop_while_async_forwards_wait(alice, bob):
+    """Rounds of: an axon whose async forward never returns, callers that give up on it (their
+    requests stay in flight on the axon), then stop(). The forwards' Python futures complete
+    (cancelled) after the axon is gone; their done-callbacks must not touch its io_contexts
+    (before: a timer destroyed after its io_context, an abort in about one run in four)."""
+    async def hang(s):
+        await asyncio.sleep(120)
+
+    for _ in range(STOP_ROUNDS):
+        ax = bt.Axon(bob, max_queued_requests=4096, drain_timeout=0.2)
+        ax.attach(Hang, hang)
+        with ax, bt.Dendrite(alice, threads=2) as d:
+            info = ax.info()
+
+            async def give_up():
+                try:
+                    await asyncio.wait_for(d.forward([info], Hang(), timeout=30), 0.02)
+                except asyncio.TimeoutError:
+                    return True
+                return False
+
+            async def main():
+                return await asyncio.gather(*[give_up() for _ in range(8)])
+
+            assert all(asyncio.run(main()))
+        assert not ax.running
+
+
 # ------------------------------------------------------------------ depth and cycles
 
 LIMIT = bt.get_max_json_depth()
