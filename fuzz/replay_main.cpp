@@ -1,8 +1,8 @@
 // A main() for a fuzz target without libFuzzer: runs LLVMFuzzerTestOneInput over the given files,
 // once to warm up and then REPEATS more times, and prints the mean time per input. It measures
 // what an input costs by itself (no mutation, no coverage bookkeeping); linked with the axon
-// target as perf's bt-fuzz-replay (plain build) and fuzz's axon_request_replay (the fuzz build's
-// instrumentation), see docs/reliability.md, "Fuzzing".
+// target as bt-fuzz-replay (plain build, BT_FUZZ=OFF) and fuzz's axon_request_replay (the fuzz
+// build's instrumentation), see docs/reliability.md, "Fuzzing".
 //
 // Usage: <program> REPEATS FILE...
 #include <chrono>

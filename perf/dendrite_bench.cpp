@@ -19,6 +19,7 @@
 //            build-*/perf/bt-bench --benchmark_filter='BM_dendrite_client_overhead/iterations:200'
 // and the collected total / 200 is the count per call.
 #include <bt/dendrite.hpp>
+#include <bt/detail/dendrite_ops.hpp>  // the per-call codec (bt_dendrite_internal)
 
 #include <bt/examples/dummy.hpp>
 #include <bt/header_codec.hpp>

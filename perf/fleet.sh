@@ -27,7 +27,7 @@ build=${1:-build-rel}
 count=${2:-5000}
 conc=${3:-16}
 rounds=${4:-3}
-axon=$build/axon/bt-axon
+axon=$build/tools/bt-axon/bt-axon
 ping=$build/perf/bt-ping
 perf_require_built "build bt-axon and bt-ping" "$axon" "$ping"
 

@@ -6,7 +6,7 @@
 #include "stats.hpp"
 
 // bt-axon's text log formatter (escapes outside text so that a message is one line).
-#include "../axon/cli/log_setup.hpp"
+#include <log_setup.hpp>
 
 #include <bt/json.hpp>
 #include <bt/ss58.hpp>
@@ -55,7 +55,7 @@ std::string axon_binary(const ping_config& cfg) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const auto& rel : {"../axon/bt-axon", "../axon/cli/bt-axon", "bt-axon"}) {
+    for (const auto& rel : {"../tools/bt-axon/bt-axon", "bt-axon"}) {
       const auto p = self.parent_path() / rel;
       if (std::filesystem::exists(p)) return p.lexically_normal().string();
     }

@@ -25,7 +25,7 @@ build=${1:-build-rel}
 count=${2:-1000}
 rounds=${3:-10}
 other=${4:-}
-axon=$build/axon/bt-axon
+axon=$build/tools/bt-axon/bt-axon
 ping=$build/perf/bt-ping
 rtt=$build/perf/bt-redis-rtt
 perf_require_built "build bt-axon, bt-ping, bt-redis-rtt" "$axon" "$ping" "$rtt"

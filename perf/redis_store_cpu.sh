@@ -27,7 +27,7 @@ build=${1:-build-rel}
 count=${2:-3000}
 rounds=${3:-2}
 cpu=${4:-0}
-axon=$build/axon/bt-axon
+axon=$build/tools/bt-axon/bt-axon
 ping=$build/perf/bt-ping
 rtt=$build/perf/bt-redis-rtt
 perf_require_built "build bt-axon, bt-ping, bt-redis-rtt" "$axon" "$ping" "$rtt"

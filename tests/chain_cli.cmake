@@ -2,7 +2,7 @@
 # mainnet session (tests/chain/chain_cli_test.cpp).
 if(TARGET bt-chain AND TARGET fake-subtensor)
   add_executable(chain_cli_test ${CMAKE_CURRENT_SOURCE_DIR}/chain/chain_cli_test.cpp)
-  target_link_libraries(chain_cli_test PRIVATE bt_test_main bt_test_proc bt::keys)
+  target_link_libraries(chain_cli_test PRIVATE bt_test_main bt_proc bt::keys)
   target_compile_definitions(chain_cli_test PRIVATE BT_CHAIN_EXE="$<TARGET_FILE:bt-chain>"
                                                     BT_FAKE_SUBTENSOR_EXE="$<TARGET_FILE:fake-subtensor>")
   add_dependencies(chain_cli_test bt-chain fake-subtensor)

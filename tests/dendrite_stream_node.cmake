@@ -5,7 +5,7 @@
 if(TARGET bt::dendrite)
   find_program(BT_NODE_EXE node)
   add_executable(dendrite_stream_node_test ${CMAKE_CURRENT_SOURCE_DIR}/node/dendrite_stream_node_test.cpp)
-  target_link_libraries(dendrite_stream_node_test PRIVATE bt_test_main bt_test_proc bt::dendrite)
+  target_link_libraries(dendrite_stream_node_test PRIVATE bt_test_main bt_proc bt::dendrite)
   target_compile_definitions(dendrite_stream_node_test PRIVATE
     BT_NODE_DIR="${CMAKE_CURRENT_SOURCE_DIR}/node" BT_NODE_EXE="${BT_NODE_EXE}")
   bt_target_defaults(dendrite_stream_node_test)

@@ -6,7 +6,7 @@
 if(TARGET bt::dendrite AND TARGET bt-dendrite)
   find_program(BT_NODE_EXE node)
   add_executable(epistula_node_test ${CMAKE_CURRENT_SOURCE_DIR}/node/epistula_node_test.cpp)
-  target_link_libraries(epistula_node_test PRIVATE bt_test_main bt_test_proc bt::dendrite)
+  target_link_libraries(epistula_node_test PRIVATE bt_test_main bt_proc bt::dendrite bt_dendrite_internal)
   target_compile_definitions(epistula_node_test PRIVATE
     BT_NODE_DIR="${CMAKE_CURRENT_SOURCE_DIR}/node" BT_NODE_EXE="${BT_NODE_EXE}"
     BT_DENDRITE_EXE="$<TARGET_FILE:bt-dendrite>")

@@ -18,7 +18,7 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
   set_tests_properties("tools: bt-ping usage errors" PROPERTIES TIMEOUT 120)
 endif()
 
-# The shared header itself (cli/bt_cli.hpp), on small CLI11 apps: "tools: bt_cli: ...".
+# The shared header itself (tools/common/bt_cli.hpp), on small CLI11 apps: "tools: bt_cli: ...".
 if(TARGET bt_cli)
   add_executable(bt_cli_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/bt_cli_test.cpp)
   target_link_libraries(bt_cli_test PRIVATE bt_test_main bt_cli)
@@ -26,23 +26,22 @@ if(TARGET bt_cli)
   catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
 endif()
 
-# bt-axon's log formatters (axon/cli/log_setup.hpp, header-only): "tools: log ...".
+# bt-axon's log formatters (tools/common/log_setup.hpp, header-only, through bt_cli): "tools: log ...".
 if(BT_BUILD_TOOLS)
   add_executable(log_setup_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/log_setup_test.cpp)
-  target_include_directories(log_setup_test PRIVATE ${PROJECT_SOURCE_DIR}/axon/cli)
-  target_link_libraries(log_setup_test PRIVATE bt_test_main bt::synapse spdlog::spdlog)
+  target_link_libraries(log_setup_test PRIVATE bt_test_main bt::synapse bt_cli)
   bt_target_defaults(log_setup_test)
   catch_discover_tests(log_setup_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
 endif()
 
-# The allocator policy of bt-axon and bt-ping (cli/heap_policy.hpp), in a process of its own (the
+# The allocator policy of bt-axon and bt-ping (tools/common/heap_policy.hpp), in a process of its own (the
 # policy is process-wide): "tools: heap policy: ...". It observes glibc's allocator, which the
 # sanitizers replace with their own, so in a sanitizer build this one executable is compiled and
 # linked without them; it links nothing instrumented (its own Catch2 main, a header).
 if(TARGET bt_cli)
   add_executable(heap_policy_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/heap_policy_test.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/support/catch_main.cpp)
-  target_include_directories(heap_policy_test PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+  target_include_directories(heap_policy_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/common)
   target_link_libraries(heap_policy_test PRIVATE Catch2::Catch2)
   if(BT_SANITIZE OR BT_TSAN)
     set_target_properties(heap_policy_test PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")

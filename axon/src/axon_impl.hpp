@@ -7,14 +7,14 @@
 #include <bt/detail/timer_tick.hpp>
 #include <bt/proxy_protocol.hpp>
 
-#include "net.hpp"
+#include "transport/net.hpp"
 
-#include "admin_listener.hpp"
-#include "axon_metrics.hpp"
+#include "ops/admin_listener.hpp"
+#include "ops/axon_metrics.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
-#include "verifier.hpp"
-#include "worker_pool.hpp"
+#include "auth/verifier.hpp"
+#include "pipeline/worker_pool.hpp"
 
 #include <spdlog/logger.h>
 

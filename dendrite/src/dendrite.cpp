@@ -17,6 +17,7 @@
 // Failures are thrown as call_failure inside the coroutine and recorded once; finish() then
 // pools the connection only after a complete, clean exchange.
 #include <bt/dendrite.hpp>
+#include <bt/detail/dendrite_ops.hpp>  // the per-call codec (internal/)
 
 #include <bt/detail/text.hpp>
 #include <bt/detail/timer_tick.hpp>

@@ -38,7 +38,7 @@ reason (no row is printed with empty figures). Prints one table row per loop (me
 µs) per configuration, the ratios the docs quote, and the versions and load average.
 
     PYTHONPATH=build-rel/python /usr/bin/python3 python/perf/ping_compare.py \\
-        --bt-axon build-rel/axon/bt-axon --bt-ping build-rel/perf/bt-ping --count 10000
+        --bt-axon build-rel/tools/bt-axon/bt-axon --bt-ping build-rel/perf/bt-ping --count 10000
 """
 import argparse
 import asyncio

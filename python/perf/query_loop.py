@@ -6,7 +6,7 @@ JSON line: the wall time per call as Python sees it and the C++ dendrite's own p
 (mean, p50, p99 in µs), the module's file and the load average. Exits 1 if a call fails.
 
     PYTHONPATH=build-rel/python /usr/bin/python3 python/perf/query_loop.py \\
-        --bt-axon build-rel/axon/bt-axon --count 5000 -- --axon.sign_responses off
+        --bt-axon build-rel/tools/bt-axon/bt-axon --count 5000 -- --axon.sign_responses off
 """
 import argparse
 import json

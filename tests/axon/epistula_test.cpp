@@ -2,7 +2,7 @@
 // axon/src/epistula.cpp one by one, and the whole pipeline (json_pipeline.cpp, the session) driven
 // in memory (memory_session.hpp). Every refusal is checked for its status and text from the one
 // table (axon_errc.hpp) and for never reaching the handler.
-#include "epistula.hpp"
+#include "auth/epistula.hpp"
 #include "axon_errc.hpp"
 #include "memory_session.hpp"
 

@@ -2,7 +2,7 @@
 // "{nonce}.{dendrite hotkey}.{axon hotkey}.{uuid}.{computed_body_hash}" must be in its canonical
 // form (PROTOCOL D29), so that a signed text can be read one way only. Each refusal below is of
 // a request whose signature is valid over the exact text it presents: only the form is wrong.
-#include "../../axon/src/verifier.hpp"
+#include "auth/verifier.hpp"
 
 #include "support/dev_keys.hpp"
 

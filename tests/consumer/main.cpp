@@ -8,11 +8,26 @@
 #include <bt/chain/scale_reader.hpp>
 #include <bt/chain/scale_writer.hpp>
 #include <bt/dendrite.hpp>
-#include <bt/examples/dummy.hpp>
 #include <bt/keypair.hpp>
+#include <bt/synapse.hpp>
 
+#include <cstdint>
 #include <iostream>
+#include <optional>
 #include <string>
+
+namespace {
+
+// The subnet template's Dummy, declared here as a subnet's own code declares its synapses (the
+// package installs no example synapses).
+struct dummy : bt::synapse {
+  std::int64_t dummy_input = 0;
+  std::optional<std::int64_t> dummy_output;
+
+  BT_SYNAPSE(dummy, "Dummy", BT_FIELD(dummy_input, bt::required), BT_FIELD(dummy_output))
+};
+
+}  // namespace
 
 int main() {
   bt::scale_writer w;
@@ -23,7 +38,6 @@ int main() {
     return 1;
   }
 
-  using bt::examples::dummy;
   bt::axon axon(bt::keypair::from_uri("//Bob"), bt::axon_options::loopback());
   axon.attach<dummy>([](dummy& d) { d.dummy_output = d.dummy_input * 2; });
   axon.start();

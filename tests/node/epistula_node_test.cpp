@@ -4,6 +4,7 @@
 // Registered by tests/epistula_node.cmake. A missing node or node_modules fails the test (run
 // scripts/setup); nothing is skipped.
 #include <bt/dendrite.hpp>
+#include <bt/detail/dendrite_ops.hpp>
 
 #include <bt/epistula.hpp>
 #include <bt/json.hpp>

@@ -2,7 +2,7 @@
 // `node <script> <hotkey SS58> <args...>` in tests/node, it prints one JSON line
 // {"port": N, "hotkey": "..."} once listening and exits when its stdin closes; the destructor
 // closes its stdin, then stops it (SIGTERM, SIGKILL after a grace period) and reaps it. Spawning
-// and reading the first line is perf/proc.hpp's child_process (link bt_test_proc). Needs
+// and reading the first line is perf/proc/proc.hpp's child_process (link bt_proc). Needs
 // BT_NODE_DIR and BT_NODE_EXE (the tests' CMake files define them); a missing node_modules is an
 // error that says to run scripts/setup.
 #pragma once

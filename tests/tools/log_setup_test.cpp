@@ -1,6 +1,6 @@
-// bt-axon's (and bt-ping's) log formatters (axon/cli/log_setup.hpp): in the text format a log call
-// is always exactly one line, whatever the message holds, and escapes read back unambiguously.
-#include "log_setup.hpp"
+// bt-axon's (and bt-ping's) log formatters (tools/common/log_setup.hpp): in the text format a log
+// call is always exactly one line, whatever the message holds, and escapes read back unambiguously.
+#include <log_setup.hpp>
 
 #include <catch2/catch.hpp>
 

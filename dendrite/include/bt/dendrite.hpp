@@ -14,8 +14,10 @@
 
 #include <bt/axon_info.hpp>
 #include <bt/dendrite_error.hpp>
-#include <bt/detail/dendrite_ops.hpp>
+#include <bt/detail/dendrite_call.hpp>
 #include <bt/detail/dendrite_stream.hpp>
+#include <bt/dynamic_synapse.hpp>
+#include <bt/epistula.hpp>
 #include <bt/keypair.hpp>
 #include <bt/metrics.hpp>
 #include <bt/streaming_synapse.hpp>

@@ -1,19 +1,15 @@
 // Internals of dendrite::call_stream (PROTOCOL 7): the type-erased stream parser a streaming call
-// carries, and the header-only merge that forms the final synapse of a streamed 200. Not a
-// stable interface.
+// carries (the merge that forms the final synapse of a streamed 200, apply_stream_headers, is in
+// the dendrite's private codec header). Not a stable interface.
 #pragma once
 
-#include <bt/detail/dendrite_ops.hpp>
 #include <bt/dynamic_synapse.hpp>
 #include <bt/streaming_synapse.hpp>
 #include <bt/synapse.hpp>
 
-#include <boost/beast/http/fields.hpp>
-
 #include <memory>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <type_traits>
 #include <utility>
 
@@ -72,15 +68,5 @@ stream_sink make_stream_sink(OnItem on_item) {
   }
   return s;
 }
-
-/// The final synapse of a streamed HTTP 200 (PROTOCOL 7 and 6.4): the fields the type's parser
-/// set stay as they are (there is no JSON body to validate); the bt_header_axon_* headers of the
-/// response head merge into the axon block (non-null values win) except ip/port/hotkey (the
-/// target the caller addressed); dendrite.status_code/status_message := the axon's. A response
-/// without bt_header_axon_status_code leaves the status None (PROTOCOL 6.5: a failure).
-/// Every bt header must parse (Python's from_headers); otherwise nothing is merged and the
-/// result is malformed_response with `detail` set.
-std::error_code apply_stream_headers(synapse& s, const boost::beast::http::fields& headers,
-                                     std::string& detail);
 
 }  // namespace bt::detail
