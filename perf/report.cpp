@@ -121,6 +121,8 @@ json to_json(const ping_run& run, const summary& s, const baseline_figures* b, c
     base["signed"] = b->signed_ping;
     base["session"] = b->session;
     base["bare_rtt_p50_us"] = b->bare.p50;
+    base["bare_rtt_p90_us"] = b->bare.p90;  // p90 and p99: perf/plot_latency.py plots them
+    base["bare_rtt_p99_us"] = b->bare.p99;
     base["ratio_to_bare_rtt"] = figure(s.mean / b->bare.mean);
     base["request_bytes"] = b->request_bytes;
     base["response_bytes"] = b->response_bytes;

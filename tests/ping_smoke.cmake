@@ -35,6 +35,12 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
            COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_failures_test.sh
                    $<TARGET_FILE:bt-ping>)
   set_tests_properties("perf: bt-ping failure report" PROPERTIES TIMEOUT 120)
+  # --baseline's JSON carries the bare round trip's percentiles, and perf/plot_latency.py (the
+  # plot of docs/performance.md) draws them and refuses inputs without the figures it names.
+  add_test(NAME "perf: bt-ping latency plot"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_plot_test.sh
+                   $<TARGET_FILE:bt-ping> ${PROJECT_SOURCE_DIR}/perf/plot_latency.py)
+  set_tests_properties("perf: bt-ping latency plot" PROPERTIES TIMEOUT 120)
   if(BT_BUILD_TOOLS)
     # --memory: 1,200 one-hotkey callers (above the per-hotkey replay quota), all answered.
     add_test(NAME "perf: bt-ping memory mode"
