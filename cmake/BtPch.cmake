@@ -1,6 +1,6 @@
 # Precompiled headers for the targets with several translation units that include Boost.Asio /
-# Beast, nlohmann_json, spdlog and (tests) Catch2: parsing those headers is ~40 % of such a
-# file's compile time at -O0 with clang, and CI builds the code twice (ASan+UBSan and TSan) on
+# Beast, nlohmann_json, spdlog and (tests) Catch2: parsing those headers is a large share of such
+# a file's compile time at -O0 with clang, and CI builds the code twice (ASan+UBSan and TSan) on
 # two cores. One PCH per target (flags and definitions differ between targets, so none is shared).
 # On by default with clang, whose PCHs are small and load lazily; -DBT_PCH=ON/OFF overrides.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")

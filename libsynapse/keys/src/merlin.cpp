@@ -27,7 +27,7 @@ std::array<std::uint8_t, 4> le32(std::size_t n) noexcept {
 constexpr std::string_view merlin_protocol_label = "Merlin v1.0";
 
 // External randomness for finalize(). libsodium's default generator costs one getrandom() system
-// call per randombytes_buf call, which on its own was ~5-8% of an sr25519 signature; so each
+// call per randombytes_buf call, a visible share of an sr25519 signature on its own; so each
 // thread draws 1 KiB at a time and hands out 32 bytes per finalize(), wiping what it hands out.
 // A fork() discards every buffer (the child must not replay the parent's bytes). Replayed bytes
 // would not leak a key anyway: the witness RNG also binds the secret nonce and the transcript,

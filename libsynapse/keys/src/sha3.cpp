@@ -18,8 +18,8 @@ void xor_byte(std::uint64_t state[25], std::size_t pos, std::uint8_t b) noexcept
 }
 
 /// From this size on a one-shot hash goes to OpenSSL's SHA3-256, whose Keccak (assembly on
-/// x86-64) hashes 64 KiB about 1.35 times as fast as ours (same run, Release, 2 vCPUs: 170 us
-/// against 233 us); below it the two cost the same and ours needs no library call.
+/// x86-64) is faster than ours on large inputs; below it the two cost the same and ours needs no
+/// library call (docs/performance.md, "Crypto").
 constexpr std::size_t openssl_from_bytes = 1024;
 
 /// OpenSSL's SHA3-256, fetched once (a fetch per call costs more than a small hash); null when
@@ -49,7 +49,7 @@ void sha3_256_hasher::update(std::span<const std::uint8_t> data) noexcept {
   std::size_t n = data.size();
   // Up to a block boundary byte by byte, then whole blocks a 64-bit lane at a time (the lanes
   // are little-endian, as on every target we build for), then the tail byte by byte. Lane-wise
-  // absorption hashes 64 KiB in 161 us instead of 207 us (same run, Release, 2 vCPUs).
+  // absorption is the faster of the two on large inputs (docs/performance.md, "Crypto").
   while (n > 0 && pos_ != 0) {
     xor_byte(state_, pos_, *p++);
     --n;

@@ -89,9 +89,9 @@ bool is_reserved(int format) noexcept {
 }
 
 /// The last address this thread decoded successfully, and its decoding. A decode is a quadratic
-/// base58 division and a BLAKE2b checksum (~17 k instructions), and its callers decode the same
-/// few addresses over and over: the dendrite checks the axon's hotkey on every call, the axon
-/// the caller's on every request. The result depends on the text alone, so the cache needs no
+/// base58 division and a BLAKE2b checksum (docs/performance.md, "Crypto"), and its callers decode
+/// the same few addresses over and over: the dendrite checks the axon's hotkey on every call, the
+/// axon the caller's on every request. The result depends on the text alone, so the cache needs no
 /// invalidation; one entry per thread needs no lock.
 struct last_decoded {
   std::array<char, max_address_chars> text{};

@@ -1,7 +1,7 @@
 // SHA-256 (FIPS 180-4): the body hash of Epistula requests (PROTOCOL 12) and of authenticated
 // answers (PROTOCOL 5.15, 13), and the hash under the session MACs. It runs on OpenSSL's SHA-256,
-// which uses the CPU's SHA extensions where it has them (64 KiB in about 36 us on a 2.6 GHz EPYC,
-// against 185 us for libsodium's portable code and 131 us for SHA3-256).
+// which uses the CPU's SHA extensions where it has them, several times as fast as libsodium's
+// portable code and than SHA3-256 on large inputs (docs/performance.md, "Crypto").
 #pragma once
 
 #include <array>

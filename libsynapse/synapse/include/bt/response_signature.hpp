@@ -13,8 +13,9 @@
 // the exact body bytes (for a streamed answer: every chunk's bytes in order, and the header is a
 // trailer field of the chunked body). The "bt-response-v2." prefix keeps the message from ever
 // being read as a request signature (those begin with digits or hex). Version 1 hashed the body
-// with SHA3-256; version 2 uses SHA-256, as Epistula does, which CPUs accelerate (a 64 KiB answer
-// costs each side about 36 us instead of 131 us). A v1 header is refused as malformed.
+// with SHA3-256; version 2 uses SHA-256, as Epistula does, which CPUs accelerate (the hash of a
+// large answer costs each side a fraction of SHA3-256's: docs/performance.md, "Crypto"). A v1
+// header is refused as malformed.
 #pragma once
 
 #include <bt/keypair.hpp>
