@@ -2,7 +2,7 @@
 // parser, request_parser.hpp feeding the header codec, every stage of pipeline.cpp, response.cpp).
 //
 // Transport: in memory. One bt::axon (one worker thread), never started, is driven by
-// axon/src/memory_session.hpp: each input is one connection over a byte_stream in memory whose
+// axon/memory/memory_session.hpp: each input is one connection over a byte_stream in memory whose
 // reads and writes complete at once, run on this thread: the axon reads the bytes, then EOF (so
 // no read waits on a deadline), answers and closes; exchange() returns once the session has
 // ended (one connection object serves every input, returned to the state of a new one in

@@ -61,7 +61,7 @@ if [[ -n $other ]]; then
 fi
 
 # The store's Lua script, byte for byte (its SHA is the one the store runs with EVALSHA).
-python3 - "$root/axon/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
+python3 - "$root/redis_store/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
 import sys
 src = open(sys.argv[1]).read()
 start = src.index('R"lua(') + len('R"lua(')

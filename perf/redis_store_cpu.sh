@@ -59,7 +59,7 @@ start_axon() {  # name, flags...; sets <name>_pid and <name>_target
 start_axon mem --nonce_store memory
 start_axon red --nonce_store "redis://127.0.0.1:$redis_port/0"
 
-python3 - "$root/axon/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
+python3 - "$root/redis_store/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
 import sys
 src = open(sys.argv[1]).read()
 start = src.index('R"lua(') + len('R"lua(')

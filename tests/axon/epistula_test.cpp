@@ -1,7 +1,7 @@
 // Epistula v2 on a plain JSON route (axon::route; PROTOCOL 12): the head checks of
-// axon/src/epistula.cpp one by one, and the whole pipeline (json_pipeline.cpp, the session) driven
-// in memory (memory_session.hpp). Every refusal is checked for its status and text from the one
-// table (axon_errc.hpp) and for never reaching the handler.
+// axon/src/auth/epistula.cpp one by one, and the whole pipeline (json_pipeline.cpp, the session)
+// driven in memory (memory_session.hpp). Every refusal is checked for its status and text from the
+// one table (axon_errc.hpp) and for never reaching the handler.
 #include "auth/epistula.hpp"
 #include "axon_errc.hpp"
 #include "memory_session.hpp"

@@ -1,9 +1,9 @@
-// The hiredis <-> Asio adapter (axon/src/redis_asio.hpp) against a server played by the test: a
-// loopback socket it accepts and reads itself, so that it sees exactly when each command's bytes
-// leave the client. The contract checked: before the connection is established a command waits
-// for writability; once it is, the commands issued in one turn of the loop are written together
-// by the handler posted to the strand (not inside the redisAsyncCommand call, which must not
-// re-enter hiredis); replies reach their callbacks in order; a lost server runs the pending
+// The hiredis <-> Asio adapter (redis_store/src/redis_asio.hpp) against a server played by the
+// test: a loopback socket it accepts and reads itself, so that it sees exactly when each command's
+// bytes leave the client. The contract checked: before the connection is established a command
+// waits for writability; once it is, the commands issued in one turn of the loop are written
+// together by the handler posted to the strand (not inside the redisAsyncCommand call, which must
+// not re-enter hiredis); replies reach their callbacks in order; a lost server runs the pending
 // callback with no reply, then reports the context gone. And the reply bound: a huge bulk
 // string or array from the server drops the connection with "reply exceeds N bytes" before
 // more than the bound (plus one 16 KiB read) is held, also through the replay store.

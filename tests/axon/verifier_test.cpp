@@ -1,4 +1,4 @@
-// The axon's stateless verifier (axon/src/verifier.hpp): every component of the signed message
+// The axon's stateless verifier (axon/src/auth/verifier.hpp): every component of the signed message
 // "{nonce}.{dendrite hotkey}.{axon hotkey}.{uuid}.{computed_body_hash}" must be in its canonical
 // form (PROTOCOL D29), so that a signed text can be read one way only. Each refusal below is of
 // a request whose signature is valid over the exact text it presents: only the form is wrong.

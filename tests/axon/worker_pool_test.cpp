@@ -1,4 +1,4 @@
-// The axon's internal priority queue and worker pool (axon/src/worker_pool.hpp).
+// The axon's internal priority queue and worker pool (axon/src/pipeline/worker_pool.hpp).
 #include "pipeline/worker_pool.hpp"
 
 #include <catch2/catch.hpp>

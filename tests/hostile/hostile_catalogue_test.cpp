@@ -51,7 +51,7 @@ namespace {
 using bt::test::alice;
 using bt::test::charlie;
 
-/// Descriptors of bt-axon's --test-routes (axon/cli/bt_axon.cpp), built the same way.
+/// Descriptors of bt-axon's --test-routes (tools/bt-axon/bt_axon.cpp), built the same way.
 std::shared_ptr<const bt::synapse_descriptor> route(std::string name,
                                                     std::vector<bt::dynamic_field_spec> fields,
                                                     std::vector<std::string> hash = {}) {

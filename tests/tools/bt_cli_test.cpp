@@ -1,4 +1,5 @@
-// cli/bt_cli.hpp: the usage-error messages the tools share, on small CLI11 apps built here.
+// tools/common/bt_cli.hpp: the usage-error messages the tools share, on small CLI11 apps built
+// here.
 #include <bt_cli.hpp>
 
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// cli/heap_policy.hpp: the allocator policy of bt-axon and bt-ping, checked on glibc's own
+// tools/common/heap_policy.hpp: the allocator policy of bt-axon and bt-ping, checked on glibc's own
 // accounting (mallinfo2) of this process's main arena. An executable of its own, because the
 // policy is process-wide; not built under the sanitizers, whose allocators replace glibc's.
 #include <heap_policy.hpp>

@@ -16,7 +16,7 @@
 // exact route match, header parse, signature + nonce verification against this axon's hotkey,
 // blacklist (on the verified caller), priority admission to a bounded queue, body read (size
 // limit), body hash check, forward (worker pool or coroutine) under the request's deadline, and
-// the response. See axon/src/pipeline.cpp and docs/axon.md.
+// the response. See axon/src/pipeline/pipeline.cpp and docs/axon.md.
 #pragma once
 
 #include <bt/axon_info.hpp>
@@ -348,7 +348,7 @@ class axon {
   struct impl;
 
  private:
-  friend struct detail::axon_access;  // the in-memory session driver (axon/src/memory_session.hpp)
+  friend struct detail::axon_access;  // the in-memory session driver (axon/memory/)
   void add_route(detail::route_spec r);
   std::unique_ptr<impl> impl_;
 };

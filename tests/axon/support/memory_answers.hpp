@@ -1,4 +1,4 @@
-// Reading what an axon run in memory (axon/src/memory_session.hpp) wrote back: the complete
+// Reading what an axon run in memory (axon/memory/memory_session.hpp) wrote back: the complete
 // HTTP/1.1 answers in its output bytes, checked by Beast's response parser.
 #pragma once
 
