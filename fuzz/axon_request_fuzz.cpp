@@ -6,8 +6,8 @@
 // reads and writes complete at once, run on this thread: the axon reads the bytes, then EOF (so
 // no read waits on a deadline), answers and closes; exchange() returns once the session has
 // ended (one connection object serves every input, returned to the state of a new one in
-// between: connection_mode::reused). No socket, no I/O thread, no wall-clock wait: thousands of
-// inputs per second where loopback gave 150-500 (docs/reliability.md). The loopback path itself
+// between: connection_mode::reused). No socket, no I/O thread, no wall-clock wait: many times the
+// inputs per second of a loopback harness (docs/reliability.md). The loopback path itself
 // stays covered by the end-to-end tests (tests/axon, tests/hostile).
 //
 // Input: the raw request bytes, after replacing these tokens (so that committed seeds stay valid
@@ -104,7 +104,7 @@ scratch_strings& scratch() {
 /// Values computed from a key text (signatures, body hashes), kept in storage allocated once:
 /// a lookup allocates nothing that outlives the input, so an input's allocations and frees stay
 /// balanced. (libFuzzer runs an input a second time, looking for a leak, whenever it allocated
-/// more than it freed: a growing map did that for every new entry, 10 % of the run's time.)
+/// more than it freed: a growing map did that for every new entry, a visible share of a run.)
 /// Direct-mapped on two independent 64-bit hashes of the key; a value longer than Capacity is
 /// computed each time.
 template <std::size_t Capacity>
