@@ -14,7 +14,7 @@ magnitude). Inputs are the JSON files the measuring tools write:
                         against the axon configuration CONFIG ("default" or "python-compatible");
                         mean, p50 and p99 (that script reports no p90)
 
-Example (docs/performance.md, "Ping latency and throughput"):
+Example (docs/performance.md, "Latency: the plot"):
 
   perf/plot_latency.py --out docs/img/ping_latency.svg --title "..." \\
       "bare Beast round trip=sig.json#baseline" "signed ping=sig.json"
