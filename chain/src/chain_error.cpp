@@ -1,61 +1,42 @@
 // The "bt.chain" error category and bt::chain_decode_error.
 #include <bt/chain/chain_error.hpp>
 
+#include <bt/error_category.hpp>
+
+#include <array>
+
 #include <utility>
 
 namespace bt {
 namespace {
 
-class chain_category_impl final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "bt.chain"; }
-  std::string message(int ev) const override {
-    switch (static_cast<chain_errc>(ev)) {
-      case chain_errc::truncated:
-        return "truncated SCALE input";
-      case chain_errc::trailing_bytes:
-        return "trailing bytes after SCALE value";
-      case chain_errc::invalid_compact:
-        return "invalid compact integer";
-      case chain_errc::invalid_bool:
-        return "invalid bool";
-      case chain_errc::invalid_option:
-        return "invalid Option tag";
-      case chain_errc::too_long:
-        return "length too long";
-      case chain_errc::invalid_value:
-        return "invalid value";
-      case chain_errc::rpc_error:
-        return "JSON-RPC error";
-      case chain_errc::closed:
-        return "connection closed";
-      case chain_errc::malformed_frame:
-        return "malformed frame";
-      case chain_errc::frame_too_large:
-        return "frame too large";
-      case chain_errc::timeout:
-        return "request timed out";
-      case chain_errc::bad_endpoint:
-        return "bad endpoint";
-      case chain_errc::unknown_pallet:
-        return "unknown pallet";
-      case chain_errc::unknown_call:
-        return "unknown call";
-      case chain_errc::unknown_extension:
-        return "unknown signed extension carrying data";
-      case chain_errc::bad_metadata:
-        return "bad runtime metadata";
-      case chain_errc::invalid_argument:
-        return "invalid argument";
-    }
-    return "unknown bt.chain error";
-  }
-};
+constexpr std::array<errc_message<chain_errc>, 18> chain_messages{{
+    {chain_errc::truncated, "truncated SCALE input"},
+    {chain_errc::trailing_bytes, "trailing bytes after SCALE value"},
+    {chain_errc::invalid_compact, "invalid compact integer"},
+    {chain_errc::invalid_bool, "invalid bool"},
+    {chain_errc::invalid_option, "invalid Option tag"},
+    {chain_errc::too_long, "length too long"},
+    {chain_errc::invalid_value, "invalid value"},
+    {chain_errc::rpc_error, "JSON-RPC error"},
+    {chain_errc::closed, "connection closed"},
+    {chain_errc::malformed_frame, "malformed frame"},
+    {chain_errc::frame_too_large, "frame too large"},
+    {chain_errc::timeout, "request timed out"},
+    {chain_errc::bad_endpoint, "bad endpoint"},
+    {chain_errc::unknown_pallet, "unknown pallet"},
+    {chain_errc::unknown_call, "unknown call"},
+    {chain_errc::unknown_extension, "unknown signed extension carrying data"},
+    {chain_errc::bad_metadata, "bad runtime metadata"},
+    {chain_errc::invalid_argument, "invalid argument"},
+}};
+static_assert(is_dense_table(chain_messages, chain_errc::invalid_argument),
+              "one message per chain_errc, in order");
 
 }  // namespace
 
 const std::error_category& chain_category() noexcept {
-  static const chain_category_impl c;
+  static const enum_error_category c("bt.chain", chain_messages, "unknown bt.chain error");
   return c;
 }
 

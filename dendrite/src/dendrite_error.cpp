@@ -1,46 +1,34 @@
 // The failure table of bt::dendrite (dendrite_error.hpp): one place mapping causes to statuses.
 #include <bt/dendrite_error.hpp>
 
+#include <bt/error_category.hpp>
 #include <bt/python_str.hpp>
 #include <bt/synapse.hpp>
 
+#include <array>
 #include <string>
 
 namespace bt {
 namespace {
 
-class dendrite_category_impl final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "bt.dendrite"; }
-  std::string message(int ev) const override {
-    switch (static_cast<dendrite_errc>(ev)) {
-      case dendrite_errc::connect_failed:
-        return "connect failed";
-      case dendrite_errc::timeout:
-        return "deadline passed";
-      case dendrite_errc::disconnected:
-        return "peer disconnected before the response head";
-      case dendrite_errc::payload_incomplete:
-        return "peer disconnected inside the response body";
-      case dendrite_errc::response_too_large:
-        return "response exceeds the configured limit";
-      case dendrite_errc::malformed_response:
-        return "malformed response";
-      case dendrite_errc::invalid_address:
-        return "invalid axon address";
-      case dendrite_errc::cancelled:
-        return "request cancelled";
-      case dendrite_errc::response_unauthenticated:
-        return "response not authenticated";
-    }
-    return "unknown dendrite error";
-  }
-};
+constexpr std::array<errc_message<dendrite_errc>, 9> dendrite_messages{{
+    {dendrite_errc::connect_failed, "connect failed"},
+    {dendrite_errc::timeout, "deadline passed"},
+    {dendrite_errc::disconnected, "peer disconnected before the response head"},
+    {dendrite_errc::payload_incomplete, "peer disconnected inside the response body"},
+    {dendrite_errc::response_too_large, "response exceeds the configured limit"},
+    {dendrite_errc::malformed_response, "malformed response"},
+    {dendrite_errc::invalid_address, "invalid axon address"},
+    {dendrite_errc::cancelled, "request cancelled"},
+    {dendrite_errc::response_unauthenticated, "response not authenticated"},
+}};
+static_assert(is_dense_table(dendrite_messages, dendrite_errc::response_unauthenticated),
+              "one message per dendrite_errc, in order");
 
 }  // namespace
 
 const std::error_category& dendrite_category() noexcept {
-  static const dendrite_category_impl c;
+  static const enum_error_category c("bt.dendrite", dendrite_messages, "unknown dendrite error");
   return c;
 }
 
