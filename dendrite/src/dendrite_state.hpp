@@ -1,0 +1,118 @@
+// What a dendrite's running calls share with the dendrite object (dendrite_state), and how a
+// call fails (call_failure). Private to the dendrite's sources.
+#pragma once
+
+#include <bt/dendrite.hpp>
+#include <bt/detail/dendrite_ops.hpp>  // request_identity, make_uuid1 (internal/)
+
+#include "connection_pool.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace bt::detail {
+
+class call_exchange;
+
+/// Why a call ended without a merged answer: thrown inside the call's coroutine, recorded once
+/// (by the call's dialect, in the caller's result).
+struct call_failure {
+  dendrite_errc code;
+  std::string detail;
+};
+
+/// What running operations share with the dendrite object; kept alive by them.
+struct dendrite_state {
+  dendrite_options opt;
+  keypair key;
+  std::string uuid;
+  boost::asio::any_io_executor ex;
+  bool own_single_thread = false;  ///< one thread runs ex: no strands needed
+  std::shared_ptr<spdlog::logger> log;
+  connection_pool pool;
+
+  std::atomic<std::int64_t> last_nonce{0};
+  std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
+  std::atomic<std::uint64_t> sessions_offered{0}, sessions_established{0}, sessions_rejected{0},
+      session_requests{0};
+  // dendrite::metrics(). A call's children are looked up by (synapse, status) when it completes
+  // (the family's mutex and a map lookup: small next to a call's own allocations).
+  metrics::registry registry;
+  metrics::family<metrics::counter>& calls_by =
+      registry.counter("bt_dendrite_calls_total", "Calls completed, by synapse and status code.",
+                       {"synapse", "status"});
+  metrics::family<metrics::histogram>& call_seconds = registry.histogram(
+      "bt_dendrite_call_duration_seconds", "Call durations, by synapse and status code.",
+      {"synapse", "status"}, metrics::default_buckets());
+
+  std::mutex mu;  // guards everything below
+  bool stopped = false;
+  std::unordered_map<call_exchange*, std::weak_ptr<call_exchange>> active;
+
+  dendrite_state(dendrite_options o, keypair k, boost::asio::any_io_executor e)
+      : opt(std::move(o)),
+        key(std::move(k)),
+        uuid(make_uuid1()),
+        ex(std::move(e)),
+        log(opt.logger),
+        pool(connection_pool_limits{.max_idle_per_endpoint = opt.max_idle_per_endpoint,
+                                    .max_idle_total = opt.max_idle_total,
+                                    .idle_timeout = opt.idle_timeout}) {
+    if (opt.insecure_skip_signing && log)
+      log->warn(
+          "dendrite: REQUEST SIGNING IS OFF (insecure_skip_signing); benchmarks only, loopback "
+          "axons only");
+  }
+
+  request_identity identity() const {
+    return request_identity{.key = opt.insecure_skip_signing ? nullptr : &key,
+                            .hotkey = key.ss58_address(),
+                            .uuid = uuid,
+                            .version = opt.version};
+  }
+
+  /// time.time_ns(), strictly increasing per dendrite (two calls in the same nanosecond, or a
+  /// clock stepping back, still get distinct increasing nonces: axons require that per uuid).
+  std::int64_t next_nonce() {
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    std::int64_t last = last_nonce.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::int64_t n = now > last ? now : last + 1;
+      if (last_nonce.compare_exchange_weak(last, n, std::memory_order_relaxed)) return n;
+    }
+  }
+
+  boost::asio::any_io_executor make_op_executor() const {
+    if (own_single_thread) return ex;
+    return boost::asio::make_strand(ex);
+  }
+
+  /// False once the dendrite is stopping (the call must not start).
+  bool register_op(call_exchange* op, const std::shared_ptr<call_exchange>& sp) {
+    std::lock_guard lk(mu);
+    if (stopped) return false;
+    active.emplace(op, sp);
+    return true;
+  }
+  void unregister_op(call_exchange* op) {
+    std::lock_guard lk(mu);
+    active.erase(op);
+  }
+
+  /// Cancels every running call and closes the pool (exchange.cpp).
+  void shutdown();
+};
+
+}  // namespace bt::detail

@@ -1,0 +1,114 @@
+// The fan-out of dendrite::forward (fanout.hpp).
+#include "fanout.hpp"
+
+#include "exchange.hpp"
+#include "synapse_dialect.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace bt::detail {
+namespace {
+
+/// A fan-out: launches calls up to max_concurrency and completes when all have.
+struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
+  std::shared_ptr<dendrite_state> st;
+  std::vector<axon_info> axons;
+  std::vector<synapse_ref> refs;
+  double timeout = 12.0;
+  std::chrono::steady_clock::time_point deadline;
+  std::optional<dendrite_completion> done;
+
+  std::mutex mu;
+  std::size_t next = 0, finished = 0, running = 0;
+  bool cancelled = false;
+  std::vector<std::shared_ptr<call_exchange>> live;  // by index, while running
+
+  void launch_more() {
+    std::vector<std::shared_ptr<call_exchange>> start;
+    bool was_cancelled = false;
+    {
+      std::lock_guard lk(mu);
+      while (next < axons.size() && running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
+        const std::size_t i = next++;
+        ++running;
+        std::shared_ptr<call_exchange> op = std::make_shared<dialect_call<synapse_dialect>>(
+            st, axons[i], timeout, deadline, refs[i], nullptr);
+        op->on_done = [self = shared_from_this(), i] { self->on_call_done(i); };
+        live[i] = op;
+        start.push_back(std::move(op));
+      }
+      was_cancelled = cancelled;
+    }
+    // A call launched after cancel_all() starts cancelled; one cancelled by a cancel_all()
+    // racing with this loop is stopped by its posted cancel().
+    for (auto& op : start) op->start(was_cancelled ? "cancelled by the caller" : std::string());
+  }
+
+  void on_call_done(std::size_t i) {
+    bool all = false;
+    {
+      std::lock_guard lk(mu);
+      live[i].reset();
+      --running;
+      all = ++finished == axons.size();
+    }
+    if (all) {
+      std::optional<dendrite_completion> c;
+      {
+        std::lock_guard lk(mu);
+        c.swap(done);
+      }
+      if (c) c->complete();
+    } else {
+      launch_more();
+    }
+  }
+
+  void cancel_all() {
+    std::vector<std::shared_ptr<call_exchange>> ops;
+    {
+      std::lock_guard lk(mu);
+      cancelled = true;
+      for (auto& op : live)
+        if (op) ops.push_back(op);
+    }
+    for (auto& op : ops) op->cancel("cancelled by the caller");
+  }
+};
+
+}  // namespace
+
+void start_fanout(const std::shared_ptr<dendrite_state>& st, std::vector<axon_info> axons,
+                  std::vector<synapse_ref> refs, double timeout,
+                  boost::asio::any_completion_handler<void()> handler) {
+  auto f = std::make_shared<dendrite_fanout>();
+  f->st = st;
+  f->axons = std::move(axons);
+  f->refs = std::move(refs);
+  f->timeout = timeout;
+  f->deadline = dendrite_deadline_after(timeout);
+  f->live.resize(f->axons.size());
+  f->done.emplace(std::move(handler), st->ex);
+  if (f->axons.empty()) {
+    // Complete through the executor, never inside the initiating function.
+    boost::asio::post(st->ex, [f] {
+      std::optional<dendrite_completion> c;
+      c.swap(f->done);
+      c->complete();
+    });
+    return;
+  }
+  if (f->done->slot.is_connected()) {
+    f->done->slot.assign([w = std::weak_ptr<dendrite_fanout>(f)](boost::asio::cancellation_type) {
+      if (auto sp = w.lock()) sp->cancel_all();
+    });
+  }
+  f->launch_more();
+}
+
+}  // namespace bt::detail
