@@ -35,7 +35,7 @@ struct pooled_connection {
   std::chrono::steady_clock::time_point idle_since{};
   client_session session;  ///< dendrite_options::session: this connection's session, if any
 
-  /// `read_buffer_max` caps `buffer` (see read_buffer_max() in dendrite.cpp).
+  /// `read_buffer_max` caps `buffer` (see read_buffer_max() in exchange.cpp).
   pooled_connection(const boost::asio::any_io_executor& ex, std::size_t read_buffer_max)
       : socket(ex) {
     buffer.max_size(read_buffer_max);
