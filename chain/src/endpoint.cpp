@@ -2,6 +2,8 @@
 #include <bt/chain/chain_error.hpp>
 #include <bt/chain/endpoint.hpp>
 
+#include <boost/url/parse.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -49,65 +51,53 @@ std::optional<endpoint> parse_endpoint(std::string_view url, bt::error* err) {
     return fail(err, what, "not a URL (expected ws://host[:port] or wss://host[:port]): " + quoted);
   }
   const std::string scheme = lower(url.substr(0, sep));
-  endpoint ep;
-  if (scheme == "ws") {
-    ep.tls = false;
-  } else if (scheme == "wss") {
-    ep.tls = true;
-  } else {
+  if (scheme != "ws" && scheme != "wss") {
     return fail(err, what, "unsupported scheme \"" + scheme + "\" (ws or wss) in " + quoted);
   }
-  std::string_view rest = url.substr(sep + 3);
-  if (rest.find('#') != std::string_view::npos) return fail(err, what, "fragment in " + quoted);
-  const auto slash = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, slash);
-  if (slash != std::string_view::npos) {
-    ep.target = std::string(rest.substr(slash));
-    if (ep.target.front() == '?') ep.target.insert(ep.target.begin(), '/');
+  // RFC 3986 syntax (Boost.URL): a malformed authority, IPv6 literal, port or path is refused
+  // here; what the syntax allows but a subtensor endpoint does not is refused below.
+  const auto parsed = boost::urls::parse_uri(url);
+  if (!parsed)
+    return fail(err, what, "malformed URL (" + parsed.error().message() + "): " + quoted);
+  const boost::urls::url_view& u = *parsed;
+  // Boost.URL 1.81 ends a port at its first non-digit and reads the rest as a path ("h:99x" is
+  // port 99, path "x"), where RFC 3986 wants a path after an authority to start with '/'.
+  if (!u.encoded_path().empty() && u.encoded_path().front() != '/') {
+    return fail(err, what, "malformed host or port in " + quoted);
   }
-  if (authority.find('@') != std::string_view::npos) {
-    return fail(err, what, "user info is not supported in " + quoted);
-  }
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return fail(err, what, "unclosed '[' in " + quoted);
-    ep.host = std::string(authority.substr(1, close - 1));
-    for (unsigned char c : ep.host) {
-      if (!std::isxdigit(c) && c != ':' && c != '.') {
-        return fail(err, what, "bad IPv6 address in " + quoted);
+  endpoint ep;
+  ep.tls = scheme == "wss";
+  if (u.has_fragment()) return fail(err, what, "fragment in " + quoted);
+  if (u.has_userinfo()) return fail(err, what, "user info is not supported in " + quoted);
+  switch (u.host_type()) {
+    case boost::urls::host_type::ipv6:
+      ep.host = std::string(u.encoded_host_address());  // as written, without brackets
+      break;
+    case boost::urls::host_type::ipv4:
+    case boost::urls::host_type::name:
+      ep.host = std::string(u.encoded_host());
+      for (unsigned char c : ep.host) {
+        if (!valid_host_char(c)) return fail(err, what, "bad character in host of " + quoted);
       }
-    }
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return fail(err, what, "junk after ']' in " + quoted);
-      port_text = after.substr(1);
-      if (port_text.empty()) return fail(err, what, "empty port in " + quoted);
-    }
-  } else {
-    const auto colon = authority.find(':');
-    ep.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      port_text = authority.substr(colon + 1);
-      if (port_text.empty()) return fail(err, what, "empty port in " + quoted);
-    }
-    for (unsigned char c : ep.host) {
-      if (!valid_host_char(c)) return fail(err, what, "bad character in host of " + quoted);
-    }
+      break;
+    default:
+      return fail(err, what, "bad IPv6 address in " + quoted);
   }
   if (ep.host.empty()) return fail(err, what, "no host in " + quoted);
-  if (port_text.empty()) {
+  if (!u.has_port()) {
     ep.port = ep.tls ? 443 : 80;
   } else {
-    if (port_text.size() > 5 ||
-        !std::all_of(port_text.begin(), port_text.end(),
-                     [](unsigned char c) { return std::isdigit(c) != 0; })) {
-      return fail(err, what, "port is not a number in " + quoted);
-    }
+    const std::string_view port_text = u.port();
+    if (port_text.empty()) return fail(err, what, "empty port in " + quoted);
+    if (port_text.size() > 5) return fail(err, what, "port is not a number in " + quoted);
     const unsigned long p = std::stoul(std::string(port_text));
     if (p == 0 || p > 65535) return fail(err, what, "port out of range (1-65535) in " + quoted);
     ep.port = static_cast<std::uint16_t>(p);
   }
+  // The handshake's target: the path and query as written, "/" when the path is empty.
+  const std::string_view target = u.encoded_target();
+  if (!target.empty())
+    ep.target = target.front() == '/' ? std::string(target) : "/" + std::string(target);
   return ep;
 }
 

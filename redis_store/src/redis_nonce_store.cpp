@@ -112,31 +112,6 @@ std::array<char, 20> fixed20(std::int64_t v) noexcept {
   return out;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s, const char* what) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    if (i + 2 >= s.size())
-      throw std::invalid_argument(std::string("redis URL: bad percent-encoding in the ") + what);
-    const int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
-    if (hi < 0 || lo < 0)
-      throw std::invalid_argument(std::string("redis URL: bad percent-encoding in the ") + what);
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
-
 struct request {
   nonce_completion done;
   bool finished = false;
@@ -160,69 +135,6 @@ void release(request* r) noexcept {
 }
 
 }  // namespace
-
-redis_nonce_store::endpoint redis_nonce_store::parse_url(std::string_view url) {
-  constexpr std::string_view scheme = "redis://";
-  const auto bad = [](const std::string& why) {
-    return std::invalid_argument("redis URL: " + why +
-                                 " (expected redis://[:password@]host[:port][/db])");
-  };
-  if (url.substr(0, scheme.size()) != scheme) throw bad("must start with redis://");
-  std::string_view rest = url.substr(scheme.size());
-  endpoint ep;
-  // The userinfo ends at the last '@' (a password may contain '@' only percent-encoded, but be
-  // lenient); everything before it is never echoed in an error.
-  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    const auto colon = userinfo.find(':');
-    if (colon == std::string_view::npos) throw bad("the credentials must be [user]:password");
-    ep.user = percent_decode(userinfo.substr(0, colon), "user");
-    ep.password = percent_decode(userinfo.substr(colon + 1), "password");
-  }
-  std::string_view hostport = rest;
-  std::string_view db;
-  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
-    hostport = rest.substr(0, slash);
-    db = rest.substr(slash + 1);
-  }
-  std::string_view port;
-  if (!hostport.empty() && hostport.front() == '[') {
-    const auto close = hostport.find(']');
-    if (close == std::string_view::npos) throw bad("unterminated [IPv6 address]");
-    ep.host = std::string(hostport.substr(1, close - 1));
-    const std::string_view after = hostport.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') throw bad("junk after the [IPv6 address]");
-      port = after.substr(1);
-      if (port.empty()) throw bad("empty port");
-    }
-  } else {
-    const auto colon = hostport.find(':');
-    ep.host = std::string(hostport.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      port = hostport.substr(colon + 1);
-      if (port.empty()) throw bad("empty port");
-    }
-  }
-  if (ep.host.empty()) throw bad("no host");
-  if (ep.host.find_first_of(" /?#@") != std::string::npos) throw bad("bad host");
-  if (!port.empty()) {
-    unsigned v = 0;
-    const auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
-    if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535)
-      throw bad("bad port '" + std::string(port) + "'");
-    ep.port = static_cast<std::uint16_t>(v);
-  }
-  if (!db.empty()) {
-    unsigned v = 0;
-    const auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), v);
-    if (ec != std::errc() || p != db.data() + db.size() || v > 1'000'000)
-      throw bad("bad database number '" + std::string(db) + "'");
-    ep.db = v;
-  }
-  return ep;
-}
 
 struct redis_nonce_store::impl {
   struct slot;

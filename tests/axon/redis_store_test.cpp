@@ -215,14 +215,18 @@ TEST_CASE("redis store: URLs, and a malformed one is a clear error that never sh
   CHECK(e.db == 2);
   CHECK(e.user.empty());
   CHECK(e.password == "s3cr@t");
+  const auto u = ep::parse_url("redis://a%3Ab:p:q@h/");  // the password may hold ':'
+  CHECK((u.user == "a:b" && u.password == "p:q" && u.host == "h" && u.db == 0));
   const auto d = ep::parse_url("redis://10.0.0.1");
   CHECK((d.port == 6379 && d.db == 0 && d.password.empty()));
   const auto v6 = ep::parse_url("redis://u:p@[::1]:7000/1");
   CHECK(
       (v6.host == "::1" && v6.port == 7000 && v6.db == 1 && v6.user == "u" && v6.password == "p"));
-  for (const char* bad : {"http://host:6379/0", "redis://", "redis://:pw@", "redis://host:0/0",
-                          "redis://host:99999/0", "redis://host:12x/0", "redis://host:6379/x",
-                          "redis://pwonly@host:6379/0", "redis://[::1/0", "redis://host:/0"}) {
+  for (const char* bad :
+       {"http://host:6379/0", "redis://", "redis://:pw@", "redis://host:0/0",
+        "redis://host:99999/0", "redis://host:12x/0", "redis://host:6379/x",
+        "redis://pwonly@host:6379/0", "redis://[::1/0", "redis://host:/0", "redis://host:12x",
+        "redis://:p%zz@host", "redis://host/0?x", "redis://host/0#x", "redis://[zz]:1"}) {
     INFO(bad);
     try {
       (void)ep::parse_url(bad);

@@ -370,11 +370,17 @@ TEST_CASE("endpoint: URLs, network names and the precedence of the flags", "[rpc
   CHECK(ep->host == "::1");
   CHECK(ep->port == 80);
   CHECK(ep->url() == "ws://[::1]:80/");
+  ep = bt::parse_endpoint("wss://[2001:db8::1]:9944?q");
+  REQUIRE(ep);
+  CHECK(ep->host == "2001:db8::1");
+  CHECK(ep->target == "/?q");
+  CHECK(ep->host_header() == "[2001:db8::1]:9944");
 
   for (const char* bad :
        {"", "127.0.0.1:9944", "http://127.0.0.1:9944", "ws://", "ws://:9944", "ws://host:0",
         "ws://host:65536", "ws://host:99x", "ws://host:", "ws://user@host", "ws://host/#frag",
-        "ws://ho st", "ws://[::1", "ws://[zz]:1", "ws://host\n"}) {
+        "ws://ho st", "ws://[::1", "ws://[zz]:1", "ws://host\n", "ws://host:99x/", "ws://h%41",
+        "ws://[v1.x]"}) {
     INFO(bad);
     bt::error err;
     CHECK_FALSE(bt::parse_endpoint(bad, &err));

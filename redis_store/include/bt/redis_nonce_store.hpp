@@ -54,8 +54,10 @@ class redis_nonce_store final : public nonce_store {
     std::string user;      // empty: AUTH password (Redis < 6 style)
     std::string password;  // empty: no AUTH
   };
-  /// Parses a URL. Throws std::invalid_argument with a message that names what is wrong (and
-  /// never contains the password).
+  /// Parses a URL (RFC 3986, with Boost.URL): a user or password holding a reserved character
+  /// ('@', ':' in the user, '/', '?', '#', '%', ...) must percent-encode it, or come from
+  /// BT_REDIS_PASSWORD. Throws std::invalid_argument with a message that names what is wrong
+  /// (and never contains the password).
   static endpoint parse_url(std::string_view url);
 
   struct options {
