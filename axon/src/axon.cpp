@@ -93,8 +93,7 @@ detail::task<void> accept_loop(axon::impl& s) {
       continue;
     }
     auto c = detail::make_tcp_connection(s, std::move(socket));
-    c->registry_pos_ = s.register_connection(c);
-    c->registered_ = true;
+    c->registered_at(s.register_connection(c));
     net::co_spawn(c->strand(), detail::connection::run(c), [&s](std::exception_ptr e) {
       if (!e) return;
       try {
@@ -216,9 +215,10 @@ axon::~axon() {
 
 namespace {
 
-/// A synapse route takes any of the three modes (PROTOCOL 12.4); anything else is refused.
+/// A synapse route takes any non-empty set of the known schemes (PROTOCOL 12.4); an empty set
+/// or an unknown bit is refused.
 void check_synapse_auth(auth_mode mode, std::string_view caller) {
-  if (mode != auth_mode::bittensor && mode != auth_mode::epistula && mode != auth_mode::either)
+  if (mode == auth_mode{} || !accepts(auth_mode::either, mode))
     throw std::invalid_argument("bt::axon::" + std::string(caller) + ": unknown auth_mode");
 }
 

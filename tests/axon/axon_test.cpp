@@ -356,7 +356,7 @@ TEST_CASE("401: replayed, too old and future nonces", "[axon][verify]") {
   }
 }
 
-TEST_CASE("error responses carry the header synapse; the axon signs them only once verified (D29)",
+TEST_CASE("error responses carry the header synapse, the axon signs them only once verified (D29)",
           "[axon][verify]") {
   auto ax = make_axon(bt::axon_options::loopback(),
                       {.blacklist = [](const bt::synapse&, const bt::request_context& ctx) {
@@ -498,7 +498,7 @@ TEST_CASE("404: exact route match before any work (D24)", "[axon]") {
   CHECK(roundtrip(port, q.wire(port)).status == 200);
 }
 
-TEST_CASE("405 for other methods; GET is served like POST", "[axon]") {
+TEST_CASE("405 for other methods, GET is served like POST", "[axon]") {
   auto ax = make_axon();
   ax->start();
   const std::uint16_t port = ax->port();
@@ -607,7 +607,7 @@ TEST_CASE("408: a hanging handler is answered on time and told to stop", "[axon]
   CHECK(c.read(10s).status == 408);
 }
 
-TEST_CASE("500: a throwing handler, and the server keeps serving; forward_error sets the status",
+TEST_CASE("500: a throwing handler, and the server keeps serving, forward_error sets the status",
           "[axon]") {
   auto ax = std::make_unique<bt::axon>(bob(), bt::axon_options::loopback());
   ax->attach<dummy>([](dummy& s, const bt::request_context&) {

@@ -644,7 +644,7 @@ TEST_CASE("auth either: a request carrying both kinds of signature is refused 40
   CHECK(f.seen_hotkey == alice().ss58_address());
 }
 
-TEST_CASE("auth epistula on a synapse route refuses bittensor requests; plain routes refuse either",
+TEST_CASE("auth epistula on a synapse route refuses bittensor requests, plain routes refuse either",
           "[axon][epistula][auth_mode]") {
   dummy_fixture f(bt::auth_mode::epistula);
   check_dummy_refused(f,
@@ -663,9 +663,40 @@ TEST_CASE("auth epistula on a synapse route refuses bittensor requests; plain ro
     o.auth = mode;
     CHECK_THROWS_AS(ax.route("POST", "/p", handler, o), std::invalid_argument);
   }
-  bt::route_options unknown;
-  unknown.auth = static_cast<bt::auth_mode>(7);
-  CHECK_THROWS_AS(ax.attach<dummy>([](dummy&) {}, unknown), std::invalid_argument);
+  // Refused for its auth set (not for anything else of the route).
+  const auto refused_set = [&ax](bt::auth_mode set) {
+    bt::route_options o;
+    o.auth = set;
+    try {
+      ax.attach<dummy>([](dummy&) {}, o);
+    } catch (const std::invalid_argument& e) {
+      return std::string_view(e.what()).find("unknown auth_mode") != std::string_view::npos;
+    }
+    return false;
+  };
+  CHECK(refused_set(static_cast<bt::auth_mode>(7)));
+  // A route's auth is a set of schemes: the empty set admits nobody and is refused too.
+  CHECK(refused_set(bt::auth_mode{}));
+}
+
+TEST_CASE("auth sets: either is the union of the two schemes and serves both",
+          "[axon][epistula][auth_mode]") {
+  CHECK((bt::auth_mode::bittensor | bt::auth_mode::epistula) == bt::auth_mode::either);
+  CHECK(bt::accepts(bt::auth_mode::either, bt::auth_mode::epistula));
+  CHECK(bt::accepts(bt::auth_mode::either, bt::auth_mode::bittensor));
+  CHECK_FALSE(bt::accepts(bt::auth_mode::bittensor, bt::auth_mode::epistula));
+  CHECK_FALSE(bt::accepts(bt::auth_mode::epistula, bt::auth_mode::bittensor));
+
+  dummy_fixture f(bt::auth_mode::bittensor | bt::auth_mode::epistula);
+  auto r = f.send(f.bittensor(alice(), 4, bt::test::test_uuid("union-bt")).wire(8091));
+  REQUIRE(r.result_int() == 200);
+  CHECK(json_of(r).at("dummy_output") == 8);
+  CHECK(f.seen_hotkey == alice().ss58_address());
+  r = f.send(signed_request::make(charlie(), R"({"dummy_input": 5})", bob().ss58_address())
+                 .wire("POST", "/Dummy"));
+  REQUIRE(r.result_int() == 200);
+  CHECK(json_of(r).at("dummy_output") == 10);
+  CHECK(f.seen_hotkey == charlie().ss58_address());
 }
 
 TEST_CASE("auth either over loopback: our dendrite's call and epistula_call on one route",

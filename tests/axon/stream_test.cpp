@@ -352,7 +352,7 @@ TEST_CASE("worker-pool streaming handlers send with send_blocking", "[axon][stre
   CHECK(on_worker);
 }
 
-TEST_CASE("a stream with no chunk is an empty chunked body; a handler may set the status fields",
+TEST_CASE("a stream with no chunk is an empty chunked body, a handler may set the status fields",
           "[axon][stream]") {
   bt::axon ax(bob(), bt::axon_options::loopback());
   ax.attach<word_stream>(

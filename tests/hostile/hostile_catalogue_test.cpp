@@ -933,7 +933,7 @@ flood_result flood(std::uint16_t port, const std::string& head,
 
 }  // namespace
 
-TEST_CASE("chunk extensions and trailers count against the header limit; buffers are bounded",
+TEST_CASE("chunk extensions and trailers count against the header limit, buffers are bounded",
           "[hostile]") {
   axon_process ax;  // header limit 4,096 bytes
   ax.require_serving();

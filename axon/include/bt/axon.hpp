@@ -54,11 +54,22 @@ struct verdict {
   static verdict deny(std::string reason) { return {false, std::move(reason)}; }
 };
 
-/// How a route's requests are authenticated (docs/axon.md "Plain JSON routes"; PROTOCOL 12):
-/// bittensor's signed synapse headers (PROTOCOL 5.5), or Epistula v2's signed headers over the
-/// exact body bytes, or either of the two (decided per request by the presence of an
-/// `Epistula-*` header).
-enum class auth_mode { bittensor, epistula, either };
+/// How a route's requests are authenticated (docs/axon.md "Plain JSON routes"; PROTOCOL 12): the
+/// SET of schemes the route accepts, one bit each: bittensor's signed synapse headers (PROTOCOL
+/// 5.5; a session's MAC, PROTOCOL 13, is part of it), Epistula v2's signed headers over the
+/// exact body bytes. `either` names the set of both, decided per request by which scheme's
+/// headers are present (an `Epistula-*` header). Sets combine with `|`; a route refuses an
+/// empty set or an unknown bit.
+enum class auth_mode : unsigned { bittensor = 1U, epistula = 2U, either = bittensor | epistula };
+
+constexpr auth_mode operator|(auth_mode a, auth_mode b) noexcept {
+  return static_cast<auth_mode>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+/// Whether the set `accepted` holds every scheme of `scheme`.
+constexpr bool accepts(auth_mode accepted, auth_mode scheme) noexcept {
+  return (static_cast<unsigned>(accepted) & static_cast<unsigned>(scheme)) ==
+         static_cast<unsigned>(scheme);
+}
 
 /// Per-route policy. The functions receive the *header view* of the request (base synapse fields
 /// as sent in headers; the body has not been read yet) and the verified caller. They run on an

@@ -113,21 +113,6 @@ stage_result check_json_head(request_state& st) {
   return {};
 }
 
-stage_result choose_auth(request_state& st) {
-  const auth_mode mode = st.r->spec.policy.auth;
-  const bool epistula_fields = st.parser.epistula().any();
-  if (mode == auth_mode::bittensor || (mode == auth_mode::either && !epistula_fields)) return {};
-  // Epistula's path. A bittensor signature beside Epistula's fields is refused rather than
-  // ignored: the two may name different callers, and whichever the axon chose to trust, the
-  // handler (which reads the synapse's dendrite fields) could be shown the other, unverified.
-  if (epistula_fields && st.view.dendrite.signature)
-    return reject(axon_errc::epistula_malformed, close_early,
-                  "the request carries both Epistula-* fields and bt_header_dendrite_signature "
-                  "(ambiguous: send one kind of signature)");
-  st.epistula = true;
-  return {};
-}
-
 stage_result check_synapse_epistula_head(request_state& st) {
   stage_result rej = check_json_head(st);
   if (!st.job) return rej;

@@ -56,7 +56,7 @@
 #include "pipeline/pipeline.hpp"
 
 #include "axon_impl.hpp"
-#include "transport/session.hpp"
+#include "transport/request_host.hpp"
 #include "transport/stream.hpp"
 
 #include <bt/body_hash.hpp>
@@ -229,7 +229,7 @@ void request_job::complete(std::shared_ptr<pool_job> self) noexcept {
   });
 }
 
-void request_job::finish_on_strand(connection& c) noexcept {
+void request_job::finish_on_strand(request_host& c) noexcept {
   done = true;
   c.job_finished(this);
 }
@@ -470,7 +470,7 @@ stage_result check_body(request_state& st, std::string& body) {
   return {};
 }
 
-stage_result start_forward(request_state& st, connection& c) {
+stage_result start_forward(request_state& st, request_host& c) {
   const std::shared_ptr<request_job>& job = st.job;
   const route& r = *st.r;
   // Null for a plain JSON route, whose handler runs on the worker pool (request_job::run) and

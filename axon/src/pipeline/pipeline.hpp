@@ -30,7 +30,7 @@
 
 namespace bt::detail {
 
-class connection;
+class request_host;
 struct route;
 
 /// A request once it passed verification: owns the header view, the body synapse and the
@@ -46,7 +46,7 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   std::atomic<bool> cancel{false};  // ctx.cancel_flag
   std::exception_ptr error;         // what the handler threw
   bool done = false;                // strand only: the handler finished
-  std::weak_ptr<connection> conn;
+  std::weak_ptr<request_host> conn;
   net::cancellation_signal coro_cancel;  // stops a coroutine handler at the deadline
   std::shared_ptr<stream_state> stream;  // streaming routes only (PROTOCOL 7)
   stream_writer writer;                  // handed to a streaming handler; shares `stream`
@@ -71,7 +71,7 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   void run() noexcept override;
   void complete(std::shared_ptr<pool_job> self) noexcept override;
   /// On the connection's strand: the handler finished; wake the session if it waits for us.
-  void finish_on_strand(connection& c) noexcept;
+  void finish_on_strand(request_host& c) noexcept;
 };
 
 /// What to answer when a stage refuses the request.
@@ -125,7 +125,7 @@ struct request_state {
   bool needs_slot = false;     // takes a slot of the bounded queue
   std::size_t body_bytes = 0;  // for the access line
   epistula_claim claim;        // Epistula requests: what the Epistula head decoded
-  bool epistula = false;       // a synapse route's request authenticated by Epistula
+  bool epistula = false;       // a synapse route's request under the Epistula scheme
   request_session session;     // its connection's session (PROTOCOL 13)
 };
 
@@ -133,12 +133,8 @@ struct request_state {
 
 /// 1. Method, Host, exact route (D24).
 stage_result check_request_line(request_state& st);
-/// 1b. A synapse route's authentication (route_options::auth; PROTOCOL 12.4): sets
-/// st.epistula for `epistula`, and for `either` when the request carries an Epistula-* field.
-/// 400 when it takes Epistula's path and also carries bt_header_dendrite_signature (ambiguous).
-/// Epistula's path then runs check_synapse_epistula_head, 7a, the body, J2-J3,
-/// check_route_verify, 4, 6, 7c and 8-10 of this table.
-stage_result choose_auth(request_state& st);
+// 1b. A synapse route's authentication scheme (route_options::auth; PROTOCOL 12.4) is chosen
+// by choose_scheme (auth_scheme.hpp), which also says where its stages run.
 /// 2. The header synapse: parse errors, computed_body_hash, timeout; creates the job.
 stage_result parse_header_synapse(request_state& st);
 /// 3. Signature, freshness and the route's verify function. `scratch`: the signed message.
@@ -185,8 +181,8 @@ stage_result admit(request_state& st);
 /// 8. The body synapse: parse, caller match (D5), hash; status fields cleared (D23).
 stage_result check_body(request_state& st, std::string& body);
 /// 9. Starts the handler (inline, coroutine on `c`'s strand, or the worker pool). A streaming
-/// route gets its stream_state, which writes through `c`.
-stage_result start_forward(request_state& st, connection& c);
+/// route gets its stream_state, which writes through `c` (the connection's narrow face).
+stage_result start_forward(request_state& st, request_host& c);
 /// 9b. Once the handler finished or the deadline passed (the connection waited): the rejection
 /// to answer (408, 500, a forward_error's), or none for the success answer. Tells a handler
 /// still running to stop. `close`: the answer closes the connection.

@@ -3,9 +3,10 @@
 // coroutine send() on the connection's strand; send_blocking() runs it there and waits.
 #include <bt/stream_writer.hpp>
 
+#include "axon_impl.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/response.hpp"
-#include "transport/session.hpp"
+#include "transport/request_host.hpp"
 #include "transport/stream.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -27,15 +28,15 @@
 
 namespace bt::detail {
 
-std::size_t stream_state::prepare(connection& c, std::string_view payload,
+std::size_t stream_state::prepare(const request_host& c, std::string_view payload,
                                   std::array<net::const_buffer, 4>& out) {
   static constexpr std::string_view crlf = "\r\n";
   std::size_t n = 0;
   if (!head_started) {
     head_started = true;
-    close = close || c.stop_requested_;
+    close = close || c.stop_requested();
     build_stream_head(head, r, s, std::chrono::duration<double>(clock_type::now() - t0).count(),
-                      close, answers_signed(c.core_));
+                      close, answers_signed(c.core()));
     out[n++] = net::buffer(head);
   }
   if (!payload.empty()) {
@@ -81,10 +82,10 @@ boost::asio::awaitable<bool> stream_writer::send(std::string_view bytes) {
   const auto now = detail::stream_state::clock_type::now();
   // Held while the write is in flight: the connection's socket must outlive it even if the
   // session has ended (it closes the socket, which completes the write with an error).
-  const std::shared_ptr<detail::connection> c = st->conn.lock();
+  const std::shared_ptr<detail::request_host> c = st->conn.lock();
   // The request (and its synapse, which the head is built from) lives at least as long.
   const std::shared_ptr<void> owner = st->owner.lock();
-  if (!c || !owner || c->aborted_ || now >= st->deadline) {
+  if (!c || !owner || c->aborted() || now >= st->deadline) {
     st->cut.store(true, std::memory_order_relaxed);
     st->close_writer();
     co_return false;
@@ -94,21 +95,21 @@ boost::asio::awaitable<bool> stream_writer::send(std::string_view bytes) {
   if (n == 0) co_return true;  // empty send, head already out
   // The write may take until the deadline, and at most write_timeout (a client that stopped
   // reading); either way the stream closes the socket, which fails the write.
-  c->stream_->expires_at(std::min(st->deadline, now + c->core_.opts.write_timeout));
+  c->stream().expires_at(std::min(st->deadline, now + c->core().opts.write_timeout));
   st->writing = true;
   // The connection's byte_stream completes on its strand (a task<>, not this awaitable's
   // executor): run there and awaited here.
   auto [thrown, result] = co_await net::co_spawn(
-      st->strand, c->stream_->write(std::span<const net::const_buffer>(buffers.data(), n)),
+      st->strand, c->stream().write(std::span<const net::const_buffer>(buffers.data(), n)),
       net::as_tuple(net::use_awaitable));
   auto [ec, written] = result;
   (void)written;
   st->writing = false;
   if (thrown) ec = net::error::operation_aborted;  // a write never throws; if it did: failed
   if (ec) {
-    c->core_.log->debug("axon: {}:{} stream write failed after {} B: {}", c->peer_ip_,
-                        c->peer_port_, st->payload_bytes.load(std::memory_order_relaxed),
-                        ec.message());
+    c->core().log->debug("axon: {}:{} stream write failed after {} B: {}", c->peer_ip(),
+                         c->peer_port(), st->payload_bytes.load(std::memory_order_relaxed),
+                         ec.message());
     st->failed = true;
     st->close_writer();
     co_return false;
@@ -121,7 +122,7 @@ bool stream_writer::send_blocking(std::string_view bytes) {
   namespace net = boost::asio;
   const std::shared_ptr<detail::stream_state> st = state_;
   if (!st) return false;
-  if (const auto c = st->conn.lock(); c && c->core_.on_io_thread())
+  if (const auto c = st->conn.lock(); c && c->core().on_io_thread())
     throw std::logic_error("bt::stream_writer::send_blocking called on an I/O thread");
   if (!st->open.load(std::memory_order_relaxed)) return false;
   if (st->blocking_busy.exchange(true)) return false;  // another thread is sending

@@ -1,14 +1,12 @@
-// The connection coroutine: keep-alive loop, idle and header deadlines, the head parser, the
-// body read under its watchdog, the wait for the handler, every write, and closing. The stages
-// it calls between its reads live in pipeline.cpp; the answers are built by response.cpp.
+// The connection coroutine's I/O: keep-alive loop, idle and header deadlines, the PROXY header,
+// the head parser, the body read under its watchdog, every write, the idle memory rules and
+// closing. One request's course through the stages is session_serve.cpp's.
 #include "transport/session.hpp"
 
 #include "transport/request_parser.hpp"
 #include "transport/stream.hpp"
 
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
@@ -42,57 +40,6 @@ constexpr auto linger_time = std::chrono::milliseconds(500);
 // What a connection's read buffer may hold beyond a maximal head: one read's worth.
 constexpr std::size_t read_room = 64 * 1024;
 
-std::string_view or_dash(const std::optional<std::string>& s) {
-  return s && !s->empty() ? std::string_view(*s) : std::string_view("-");
-}
-
-/// What a request claims as its caller, for the access line only (never signed, never shown as
-/// the caller): Epistula-Signed-By on a plain route or Epistula's path, else the header
-/// synapse's dendrite.hotkey.
-std::string_view claimed_caller(const request_state& st) {
-  if ((st.r && st.r->plain()) || st.epistula)
-    return st.parser.epistula().value(epistula_headers::signed_by);
-  const synapse& h = st.job ? st.job->headers : st.view;
-  return h.dendrite.hotkey ? std::string_view(*h.dendrite.hotkey) : std::string_view();
-}
-
-// Stage 5 with a store that answers asynchronously (nonce_store::answers_inline() false): the
-// coroutine suspends, and the store's completion, from whatever thread it answers on, resumes
-// it on the connection's strand. The in-memory store never comes here (no allocation, no
-// suspension on its path).
-//
-// A completion on the connection's own strand (the store answered inside async_record) is
-// posted: the coroutine has not finished suspending. Any other completion is dispatched: on
-// the thread of the connection's event loop (the Redis store's reply, read on that loop) the
-// coroutine resumes at once instead of one turn of the loop later, which saves an epoll_wait
-// per request; from any other thread, dispatch posts.
-template <class Handler>
-struct nonce_wait {
-  Handler handler;
-  static void complete(void* arg, nonce_verdict v) noexcept {
-    std::unique_ptr<nonce_wait> self(static_cast<nonce_wait*>(arg));
-    const auto ex = net::get_associated_executor(self->handler);
-    auto resume = [h = std::move(self->handler), v]() mutable { std::move(h)(v); };
-    if (ex.running_in_this_thread())
-      net::post(ex, std::move(resume));
-    else
-      net::dispatch(ex, std::move(resume));
-  }
-};
-
-/// `start`: start_record_nonce (synapses) or start_record_epistula (plain routes).
-task<nonce_verdict> await_nonce_verdict(const request_state& st,
-                                        void (*start)(const request_state&,
-                                                      nonce_completion) noexcept) {
-  return net::async_initiate<const net::use_awaitable_t<strand_t>, void(nonce_verdict)>(
-      [&st, start](auto handler) {
-        using wait = nonce_wait<decltype(handler)>;
-        auto* w = new wait{std::move(handler)};
-        start(st, nonce_completion{&wait::complete, w});
-      },
-      net::use_awaitable_t<strand_t>{});
-}
-
 }  // namespace
 
 /// Bounds the read of a request body: it is due `grace` after the head plus one second per
@@ -100,7 +47,7 @@ task<nonce_verdict> await_nonce_verdict(const request_state& st,
 /// read is cancelled (the stream stays open for the 408) and `late` says why. Runs on the
 /// connection's strand (job_timer_ is bound to it), re-arming itself as the body grows.
 struct connection::body_watchdog : std::enable_shared_from_this<body_watchdog> {
-  body_watchdog(std::weak_ptr<connection> c, clock_type::time_point start,
+  body_watchdog(std::weak_ptr<request_host> c, clock_type::time_point start,
                 clock_type::time_point deadline, std::chrono::milliseconds grace,
                 std::uint64_t rate)
       : conn(std::move(c)),
@@ -119,16 +66,17 @@ struct connection::body_watchdog : std::enable_shared_from_this<body_watchdog> {
     c.job_timer_.expires_at(std::min(due(c), deadline));
     c.job_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec) return;  // cancelled: the body arrived, or the read failed
-      const auto cp = self->conn.lock();
-      if (!cp) return;
+      const auto host = self->conn.lock();
+      if (!host) return;
+      auto& c = static_cast<connection&>(*host);  // the only request_host
       const auto now = clock_type::now();
-      if (now < self->deadline && now < self->due(*cp)) return self->arm(*cp);  // caught up
+      if (now < self->deadline && now < self->due(c)) return self->arm(c);  // caught up
       self->late = now >= self->deadline ? body_lateness::past_deadline : body_lateness::too_slow;
-      cp->stream_->cancel();
+      c.stream_->cancel();
     });
   }
 
-  std::weak_ptr<connection> conn;
+  std::weak_ptr<request_host> conn;
   clock_type::time_point start, deadline;
   std::chrono::milliseconds grace;
   double rate;
@@ -137,16 +85,11 @@ struct connection::body_watchdog : std::enable_shared_from_this<body_watchdog> {
 
 connection::connection(axon::impl& core, strand_t strand, std::unique_ptr<byte_stream> stream,
                        std::string peer_ip, std::uint16_t peer_port)
-    : core_(core),
-      strand_(std::move(strand)),
-      stream_(std::move(stream)),
-      peer_ip_(std::move(peer_ip)),
-      peer_port_(peer_port),
+    : request_host(core, std::move(strand), std::move(stream), std::move(peer_ip), peer_port),
       // Bounded: Beast buffers a whole head, chunk-size line or trailer block before parsing it,
       // so without a cap one endless line would grow the buffer without limit. The head is
       // limited to max_header_bytes; the rest is room for one read.
-      buffer_(std::size_t{core.opts.max_header_bytes} + read_room),
-      job_timer_(strand_) {}
+      buffer_(std::size_t{core.opts.max_header_bytes} + read_room) {}
 
 std::shared_ptr<connection> make_tcp_connection(axon::impl& core, socket_t socket) {
   beast::error_code ec;
@@ -206,10 +149,6 @@ void connection::abort() {
   stop_requested_ = true;
   stream_->cancel();
   job_timer_.cancel();
-}
-
-void connection::job_finished(const request_job* job) noexcept {
-  if (waiting_job_ == job) job_timer_.cancel();
 }
 
 task<bool> connection::write_response() {
@@ -309,36 +248,6 @@ task<beast::error_code> connection::read_until_done(request_parser& p, bool head
   }
 }
 
-task<bool> connection::answer(const rejection& refusal, request_state* st) {
-  // The session's last request closes the connection whatever its answer (PROTOCOL 13).
-  rejection rej = refusal;
-  if (st && st->session.last) rej.close = true;
-  const clock_type::time_point t0 = st ? st->t0 : clock_type::now();
-  const double elapsed = seconds_since(t0);
-  const bool known = st && st->job;            // the header synapse exists: it is echoed, stamped
-  const bool plain = known && st->r->plain();  // a plain route's answer: JSON, no bt headers
-  if (plain) {
-    write_message_body(out_.body, rej.message);
-    build_json_response(out_, rej.status, rej.close, rej.retry_after_s);
-  } else {
-    build_error_response(core_, out_, rej.status, rej.message, known ? st->r : nullptr,
-                         known ? &st->job->headers : nullptr, st && st->verified, elapsed,
-                         rej.close, rej.retry_after_s);
-  }
-  // Signed over the identity the request was verified under, if any (PROTOCOL 5.15); a request
-  // whose head could not be read at all (st null) is not signed.
-  authenticate_answer(core_, out_, rej.status, st);
-  core_.stats->on_rejection(rej.code);
-  core_.stats->on_answer(st ? st->r : nullptr, rej.status, elapsed);
-  log_access(core_, peer_ip_, peer_port_, st ? st->body_bytes : 0,
-             known ? std::string_view(st->r->name()) : request_path(target_),
-             st ? st->identity.view().caller_hotkey : std::string_view(),
-             st ? claimed_caller(*st) : std::string_view(), rej.status, rej.message, elapsed);
-  if (rej.close) linger_ = true;
-  const bool written = co_await write_response();
-  co_return written && !rej.close;
-}
-
 task<stage_result> connection::read_body(request_state& st, bool& alive) {
   alive = true;
   request_parser& p = st.parser;
@@ -382,222 +291,6 @@ task<stage_result> connection::read_body(request_state& st, bool& alive) {
     alive = false;
   }
   co_return rej;
-}
-
-task<void> connection::wait_for_handler(request_state& st) {
-  if (st.job->done) co_return;
-  waiting_job_ = st.job.get();
-  job_timer_.expires_at(st.deadline);
-  auto [ec] = co_await job_timer_.async_wait(use_task);
-  (void)ec;
-  waiting_job_ = nullptr;
-}
-
-task<bool> connection::finish_stream(request_state& st) {
-  // Before the head went out, failures are answered as for any route; after it, anything but a
-  // normal return before the deadline cuts the stream (the connection closes without the final
-  // chunk).
-  request_job& job = *st.job;
-  stream_state& s = *job.stream;
-  const route& r = *st.r;
-  const auto access = [&](std::string_view what) {
-    const double elapsed = seconds_since(st.t0);
-    core_.stats->on_answer(&r, 200, elapsed);
-    log_access(core_, peer_ip_, peer_port_, st.body_bytes, r.name(),
-               st.identity.view().caller_hotkey, claimed_caller(st), 200, what, elapsed);
-  };
-  s.close_writer();  // whatever happens next, the handler's sends are over
-  const bool close = !st.keep_alive || stop_requested_ || st.session.last;
-  // The handler may also have returned normally just after the deadline, before the job timer
-  // ran (a send refused for the deadline, or a strand busy until then): that stream is cut too.
-  const bool late =
-      !job.error && (s.cut.load(std::memory_order_relaxed) || clock_type::now() >= s.deadline);
-  if (!job.done || late) {
-    const rejection rej = cancel_at_deadline(st, close);
-    if (aborted_) {
-      core_.log->warn("axon: stream {} to {}:{} cut at shutdown (drain deadline passed)", r.name(),
-                      peer_ip_, peer_port_);
-      co_return false;
-    }
-    if (!s.head_started) co_return co_await answer(rej, &st);
-    access("stream cut at the deadline");
-    co_return false;
-  }
-  if (job.error) {
-    if (!s.head_started) {
-      const rejection rej = forward_failure(core_, r, job.error, close);
-      co_return co_await answer(rej, &st);
-    }
-    try {
-      std::rethrow_exception(job.error);
-    } catch (const std::exception& e) {
-      core_.log->warn("axon: stream {} cut: the forward threw after streaming began: {}", r.name(),
-                      e.what());
-    } catch (...) {
-      core_.log->warn("axon: stream {} cut: the forward threw a non-exception", r.name());
-    }
-    access("stream cut: the forward threw");
-    co_return false;
-  }
-  if (s.failed) {
-    access("stream cut: write failed");
-    co_return false;
-  }
-  // The handler returned: the final chunk (signed over every chunk in a trailer), with the head
-  // if nothing was sent.
-  std::array<net::const_buffer, 4> buffers{};
-  const std::size_t n = s.prepare(*this, {}, buffers);
-  const std::string end = build_stream_end(core_, st.identity.view(), s.body_hash.finish());
-  buffers[n] = net::buffer(end.data(), end.size());
-  stream_->expires_after(core_.opts.write_timeout);
-  auto [ec, written] = co_await stream_->write(std::span(buffers.data(), n + 1));
-  (void)written;
-  access(or_dash(job.body->axon.status_message));
-  co_return !ec && !s.close && !stop_requested_;
-}
-
-task<bool> connection::serve(request_parser& p) {
-  request_state st(core_, p, view_, target_, peer_ip_, peer_port_);
-  st.session.conn = &session_;
-  // The answer when a stage refuses. Always a named object passed by reference: GCC 12
-  // mishandles non-trivial temporaries inside co_await expressions (they can be destroyed twice).
-  stage_result rej;
-
-  // ---- stages 1-7a: the head alone decides; every refusal closes (nothing of the body read) ----
-  if ((rej = check_request_line(st))) co_return co_await answer(*rej, &st);
-  if (st.r->plain()) co_return co_await serve_json(st);
-  if ((rej = choose_auth(st))) co_return co_await answer(*rej, &st);
-  if (st.epistula) {
-    // Epistula's path (PROTOCOL 12.4): the head, then the body its signature covers.
-    if ((rej = check_synapse_epistula_head(st)) || (rej = check_declared_length(st)))
-      co_return co_await answer(*rej, &st);
-  } else {
-    if ((rej = parse_header_synapse(st)) || (rej = verify(st, out_.scratch)) ||
-        (rej = check_blacklist(st)))
-      co_return co_await answer(*rej, &st);
-    if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
-      rej = record_nonce(st);
-    } else {
-      const clock_type::time_point store_t0 = clock_type::now();
-      const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_nonce);
-      core_.stats->on_store(v, seconds_since(store_t0));
-      rej = nonce_outcome(v);
-    }
-    if (rej || (rej = prioritize(st)) || (rej = check_declared_length(st)))
-      co_return co_await answer(*rej, &st);
-  }
-
-  // ---- 7b. the body, under the watchdog ----
-  if (st.body_pending) {
-    bool alive = true;
-    rej = co_await read_body(st, alive);
-    if (rej) co_return co_await answer(*rej, &st);
-    if (!alive) co_return false;
-  }
-  if (st.epistula) {
-    // ---- J2, J3, then 3b, 4 and 6 on the verified signer ----
-    rej = co_await authenticate_epistula(st);
-    if (rej || (rej = check_route_verify(st)) || (rej = check_blacklist(st)) ||
-        (rej = prioritize(st)))
-      co_return co_await answer(*rej, &st);
-  }
-
-  // ---- 7c, 8: admission, then the body synapse ----
-  if ((rej = admit(st)) || (rej = check_body(st, body_))) co_return co_await answer(*rej, &st);
-  // A large body's bytes are not needed once parsed: freeing them now means a running handler
-  // costs its synapse, not also the raw body (the connection keeps small buffers for reuse).
-  if (body_.capacity() > keep_body_bytes) std::string().swap(body_);
-
-  // ---- 9. forward, under the request's deadline ----
-  const clock_type::time_point forward_t0 = clock_type::now();
-  if ((rej = start_forward(st, *this))) co_return co_await answer(*rej, &st);
-  co_await wait_for_handler(st);
-  // Worker-pool handlers are timed on their worker (request_job::run); the others here.
-  if (st.job->done && !st.job->stats) core_.stats->on_handler(st.r, seconds_since(forward_t0));
-  if (st.job->stream) co_return co_await finish_stream(st);
-  const bool close = !st.keep_alive || stop_requested_ || st.session.last;
-  rej = forward_outcome(st, close);
-  if (aborted_ && !st.job->done) {
-    core_.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)",
-                    st.r->name(), peer_ip_, peer_port_);
-    co_return false;
-  }
-  if (rej) co_return co_await answer(*rej, &st);
-
-  // ---- 10. response: the body synapse echoed with its outputs ----
-  synapse& s = *st.job->body;
-  const double elapsed = seconds_since(st.t0);
-  const int status = build_synapse_response(out_, *st.r, s, elapsed, close, st.job->request_hash);
-  authenticate_answer(core_, out_, status, &st);
-  core_.stats->on_answer(st.r, status, elapsed);
-  log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
-             st.identity.view().caller_hotkey, claimed_caller(st), status,
-             or_dash(s.axon.status_message), elapsed);
-  const bool written = co_await write_response();
-  co_return written && !close;
-}
-
-task<stage_result> connection::authenticate_epistula(request_state& st) {
-  stage_result rej;  // a named object: see serve()
-  if ((rej = verify_epistula(st, body_, out_.scratch))) co_return rej;
-  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline()) {
-    rej = record_epistula(st);
-  } else {
-    const clock_type::time_point store_t0 = clock_type::now();
-    const nonce_verdict v = co_await await_nonce_verdict(st, &start_record_epistula);
-    core_.stats->on_store(v, seconds_since(store_t0));
-    rej = epistula_outcome(v, !st.keep_alive);
-  }
-  co_return rej;
-}
-
-task<bool> connection::serve_json(request_state& st) {
-  stage_result rej;  // a named object: see serve()
-
-  // ---- J1, 7a: the Epistula head and the declared length; refusals close ----
-  if ((rej = check_json_head(st)) || (rej = check_declared_length(st)))
-    co_return co_await answer(*rej, &st);
-
-  // ---- 7b. the body, under the watchdog ----
-  if (st.body_pending) {
-    bool alive = true;
-    rej = co_await read_body(st, alive);
-    if (rej) co_return co_await answer(*rej, &st);
-    if (!alive) co_return false;
-  }
-
-  // ---- J2, J3: the signature over the body, then the replay store ----
-  rej = co_await authenticate_epistula(st);
-  if (rej) co_return co_await answer(*rej, &st);
-
-  // ---- J4, 7c, J5: policy, admission, the body as JSON ----
-  if ((rej = check_json_policy(st)) || (rej = admit(st)) || (rej = parse_json_request(st, body_)))
-    co_return co_await answer(*rej, &st);
-
-  // ---- 9. forward on the worker pool, under the deadline ----
-  if ((rej = start_forward(st, *this))) co_return co_await answer(*rej, &st);
-  co_await wait_for_handler(st);
-  const bool close = !st.keep_alive || stop_requested_;
-  rej = forward_outcome(st, close);
-  if (aborted_ && !st.job->done) {
-    core_.log->warn("axon: {} from {}:{} abandoned at shutdown (drain deadline passed)",
-                    st.r->name(), peer_ip_, peer_port_);
-    co_return false;
-  }
-  if (rej) co_return co_await answer(*rej, &st);
-
-  // ---- 10. the handler's status and JSON ----
-  json_reply& reply = st.job->reply;
-  const int status = reply.status >= 100 && reply.status <= 599 ? reply.status : 500;
-  out_.body = reply.body.dump(-1, ' ', false, json::error_handler_t::replace);
-  build_json_response(out_, status, close);
-  sign_response(core_, out_, status, st.identity.view());
-  const double elapsed = seconds_since(st.t0);
-  core_.stats->on_answer(st.r, status, elapsed);
-  log_access(core_, peer_ip_, peer_port_, st.body_bytes, st.r->name(),
-             st.identity.view().caller_hotkey, claimed_caller(st), status, "-", elapsed);
-  const bool written = co_await write_response();
-  co_return written && !close;
 }
 
 task<bool> connection::read_proxy_header() {

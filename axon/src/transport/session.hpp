@@ -1,9 +1,11 @@
 // One client connection, the only owner of I/O in the axon: a coroutine on its own strand that
 // reads requests one after another (keep-alive), runs each through the pipeline's stages
-// (pipeline.hpp: pure functions that continue or refuse), reads the body between them, waits
-// for the handler and writes the single response (built by response.hpp). It reads and writes a
-// byte_stream (byte_stream.hpp), so the same session runs over TCP (the accept loop) or in memory
-// (memory_session.hpp: tests and the fuzzer).
+// (pipeline.hpp: pure functions that continue or refuse; the route's authentication scheme's,
+// auth_scheme.hpp), reads the body between them, waits for the handler and writes the single
+// response (built by response.hpp). session.cpp holds its I/O, session_serve.cpp one request's
+// course. The request's handler side sees it only as a request_host (request_host.hpp). It reads
+// and writes a byte_stream (byte_stream.hpp), so the same session runs over TCP (the accept loop)
+// or in memory (memory_session.hpp: tests and the fuzzer).
 #pragma once
 
 #include "axon_impl.hpp"
@@ -11,6 +13,7 @@
 #include "pipeline/response.hpp"
 #include "transport/byte_stream.hpp"
 #include "transport/net.hpp"
+#include "transport/request_host.hpp"
 
 #include <bt/synapse.hpp>
 
@@ -25,7 +28,9 @@
 
 namespace bt::detail {
 
-class connection : public std::enable_shared_from_this<connection> {
+struct auth_scheme;
+
+class connection : public request_host {
  public:
   /// `stream`'s operations complete on `strand`; `peer_ip`/`peer_port` name the caller (the
   /// observed address that replaces the claimed one, PROTOCOL 5.3 step 6).
@@ -53,30 +58,18 @@ class connection : public std::enable_shared_from_this<connection> {
   /// On strand(): the drain deadline passed. Cancels every pending operation and the request in
   /// progress (its handler is told through its cancellation flag); nothing more is written.
   void abort();
-  /// On strand(): the handler of `job` finished; wakes the session if it waits for that job.
-  void job_finished(const request_job* job) noexcept;
-
-  /// The connection's strand (a copy taken at construction; safe to read from any thread).
-  const strand_t& strand() const noexcept { return strand_; }
-
-  // ---- state shared with stream_writer.cpp; touched only on strand() ----
-  axon::impl& core_;
-  const strand_t strand_;
-  const std::unique_ptr<byte_stream> stream_;
-  // The caller. Set at construction; replaced once, before the first request, by the source of
-  // a PROXY protocol header (opts.proxy_protocol); constant afterwards.
-  std::string peer_ip_;
-  std::uint16_t peer_port_;
-  bool stop_requested_ = false;  // the axon is stopping: finish this request, then close
-  bool aborted_ = false;         // the drain deadline passed
+  /// The axon's accept loop registered this connection at `pos` (axon::impl's registry); the
+  /// destructor unregisters it.
+  void registered_at(std::list<std::weak_ptr<connection>>::iterator pos) noexcept {
+    registry_pos_ = pos;
+    registered_ = true;
+  }
 
   /// Buffers larger than this are freed once used rather than kept for the next request.
   static constexpr std::size_t keep_body_bytes = 1024 * 1024;
   /// Idle buffers smaller than this are freed, not kept: small blocks come back from the
   /// allocator's free lists cheaply, and 10,000 idle connections must not hold one each.
   static constexpr std::size_t keep_idle_from_bytes = 16 * 1024;
-  std::list<std::weak_ptr<connection>>::iterator registry_pos_;
-  bool registered_ = false;
 
  private:
   /// Serves one request whose head `p` was just read: the stages, the body, the handler, the
@@ -85,9 +78,16 @@ class connection : public std::enable_shared_from_this<connection> {
   task<bool> serve(request_parser& p);
   /// serve() for a plain JSON route, once stage 1 matched it (json_pipeline.cpp's stages).
   task<bool> serve_json(request_state& st);
-  /// J2-J3 of an Epistula request whose body is in body_: the signature, then the replay store
-  /// (inline, or waited for). The rejection to answer, if any.
-  task<stage_result> authenticate_epistula(request_state& st);
+  /// A scheme that signs the body (auth_scheme::verify_body), once body_ is read: the signature,
+  /// then the replay record. The rejection to answer, if any.
+  task<stage_result> authenticate_body(request_state& st, const auth_scheme& scheme);
+  /// The scheme's replay record: inline, or waited for when the store needs I/O.
+  task<stage_result> record_replay(request_state& st, const auth_scheme& scheme);
+  /// Stages 9-10 of every route: the handler under the deadline, then its answer (a synapse
+  /// route's echoed synapse or stream, a plain route's JSON) or the rejection.
+  task<bool> forward_and_answer(request_state& st);
+  /// The answer's stats and access line.
+  void account(const request_state& st, int status, std::string_view message, double elapsed);
   /// opts.proxy_protocol: checks that the peer is a trusted proxy, reads its PROXY header (under
   /// proxy_header_timeout and the size caps) and takes the caller's address from it. Bytes after
   /// the header stay in buffer_ for the first request. False: close (logged and counted).
@@ -128,9 +128,9 @@ class connection : public std::enable_shared_from_this<connection> {
   /// connection ends.
   void return_kept_buffers() noexcept;
 
+  std::list<std::weak_ptr<connection>>::iterator registry_pos_;
+  bool registered_ = false;
   beast::flat_buffer buffer_;
-  net::steady_timer job_timer_;               // the body watchdog, then the request deadline
-  const request_job* waiting_job_ = nullptr;  // the job job_timer_ waits for
   // Per request; released while the connection is idle (release_request_memory).
   synapse view_;                // header view of the current request
   std::string target_;          // request-target

@@ -22,13 +22,13 @@
 
 namespace bt::detail {
 
-class connection;
+class request_host;
 struct route;
 
 struct stream_state {
   using clock_type = std::chrono::steady_clock;
 
-  stream_state(std::weak_ptr<connection> c, std::weak_ptr<void> request, strand_t ex,
+  stream_state(std::weak_ptr<request_host> c, std::weak_ptr<void> request, strand_t ex,
                const route& rt, synapse& body, clock_type::time_point start,
                clock_type::time_point end, bool close_after)
       : conn(std::move(c)),
@@ -41,7 +41,7 @@ struct stream_state {
         close(close_after) {}
 
   // ---- fixed at creation ----
-  const std::weak_ptr<connection> conn;
+  const std::weak_ptr<request_host> conn;
   const std::weak_ptr<void> owner;  // the request_job that owns `s` (and this state)
   const strand_t strand;
   const route& r;  // outlives the axon's connections
@@ -81,7 +81,7 @@ struct stream_state {
   /// On the strand: the buffers of the next write: the head if it has not gone out yet
   /// (built now, from the synapse as the handler left it), then `payload` as one chunk unless it
   /// is empty. Returns how many of `out` are used.
-  std::size_t prepare(connection& c, std::string_view payload,
+  std::size_t prepare(const request_host& c, std::string_view payload,
                       std::array<net::const_buffer, 4>& out);
 };
 

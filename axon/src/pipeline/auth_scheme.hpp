@@ -1,0 +1,58 @@
+// An authentication scheme as the session runs it: how a request proves its caller. A synapse
+// route accepts a set of schemes (route_options::auth, a bt::auth_mode set); each request is
+// authenticated by exactly one, chosen from its head (choose_scheme). Adding a scheme is one
+// new file in auth/ defining its auth_scheme, plus its line in auth_scheme.cpp's registry.
+//
+// The session calls a scheme's functions at fixed points (session_serve.cpp):
+//   check_head   with the head alone, before any byte of the body (refusals close);
+//   then, when the head carried the signature (verify_body null): 4 blacklist, the replay
+//     record, 6 priority, 7a the declared length, the body;
+//   otherwise: 7a, the body, verify_body (the signature over the exact body), the replay
+//     record, 3b the route's verify function, 4 blacklist, 6 priority.
+// The replay record is the scheme's (hotkey, nonce) key in the axon's shared nonce store:
+// `record` for a store that answers inline, `start_record` + `record_outcome` for one that
+// needs I/O (the session waits on its strand).
+//
+// The verified identity (request_state::identity, the one answers are signed over: PROTOCOL
+// 5.15) is set by the check that verifies the scheme's signature or MAC, and only once it
+// succeeded: a refusal before that point answers unsigned, one after it names the verified
+// caller. Every scheme keeps that rule.
+#pragma once
+
+#include "pipeline/pipeline.hpp"
+
+#include <bt/axon.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace bt::detail {
+
+struct auth_scheme {
+  std::string_view name;
+  /// The bit a route's auth set must hold for this scheme to run.
+  auth_mode member;
+  /// Cheap, from the head's fields alone: the request carries this scheme's credentials.
+  bool (*detect)(const request_state& st) noexcept;
+  /// Everything the head decides; creates st.job. `scratch`: room for a signed message.
+  stage_result (*check_head)(request_state& st, std::string& scratch);
+  /// The signature over the body, once it is read; null when check_head verified the request.
+  stage_result (*verify_body)(request_state& st, std::string_view body, std::string& scratch);
+  /// The replay record, inline (also the stage when opts.insecure_skip_verification is set).
+  stage_result (*record)(request_state& st);
+  /// The replay record through a store that needs I/O; `done` is called once.
+  void (*start_record)(const request_state& st, nonce_completion done) noexcept;
+  /// What a started record's verdict answers (accepted: none).
+  stage_result (*record_outcome)(const request_state& st, nonce_verdict v);
+};
+
+/// The schemes, each defined in its own file of auth/.
+extern const auth_scheme bittensor_scheme;  // auth/bittensor_scheme.cpp
+extern const auth_scheme epistula_scheme;   // auth/epistula_scheme.cpp
+
+/// 1b. The scheme that authenticates a synapse route's request: the first registered scheme in
+/// the route's set whose credentials the head carries, else the first in the set (its check then
+/// says what is missing).
+const auth_scheme& choose_scheme(const request_state& st) noexcept;
+
+}  // namespace bt::detail
