@@ -37,6 +37,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <type_traits>
 
 namespace btpy {
 namespace {
@@ -448,7 +449,27 @@ std::chrono::milliseconds seconds_option(py::handle v, const std::string& name) 
   return std::chrono::milliseconds(static_cast<std::int64_t>(x * 1000));
 }
 
-/// The keyword options of Axon(), each one of bt::axon_options (durations in seconds).
+/// Sets `o.*m.ptr` from the Python value `v`, by the member's type: durations in seconds, the
+/// rest as pybind11 casts them. Returns false for members that are objects, not values (the
+/// nonce store, the logger), which no keyword sets. A value of the wrong type throws
+/// py::cast_error.
+template <class Options, class Field>
+bool set_option(Options& o, const Field& m, py::handle v) {
+  using V = typename Field::value_type;
+  if constexpr (std::is_same_v<V, std::chrono::milliseconds>) {
+    o.*m.ptr = seconds_option(v, std::string(m.name));
+    return true;
+  } else if constexpr (std::is_arithmetic_v<V> || std::is_same_v<V, std::string> ||
+                       std::is_same_v<V, std::vector<std::string>>) {
+    o.*m.ptr = v.cast<V>();
+    return true;
+  } else {
+    return false;
+  }
+}
+
+/// The keyword options of Axon(): every value field of bt::axon_options' table by its name
+/// (durations in seconds), except ip and port, which are arguments of their own.
 bt::axon_options options_from(const std::string& ip, std::int64_t port, const py::kwargs& kw) {
   bt::axon_options o;
   o.ip = ip;
@@ -458,63 +479,17 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
   for (auto kv : kw) {
     const std::string k = kv.first.cast<std::string>();
     py::handle v = kv.second;
+    bool known = false;
     try {
-      if (k == "external_ip")
-        o.external_ip = v.cast<std::string>();
-      else if (k == "external_port")
-        o.external_port = v.cast<std::uint16_t>();
-      else if (k == "coldkey")
-        o.coldkey = v.cast<std::string>();
-      else if (k == "io_threads")
-        o.io_threads = v.cast<std::size_t>();
-      else if (k == "max_workers")
-        o.max_workers = v.cast<std::size_t>();
-      else if (k == "max_queued_requests")
-        o.max_queued_requests = v.cast<std::size_t>();
-      else if (k == "max_header_bytes")
-        o.max_header_bytes = v.cast<std::uint32_t>();
-      else if (k == "max_body_bytes")
-        o.max_body_bytes = v.cast<std::uint64_t>();
-      else if (k == "max_connections")
-        o.max_connections = v.cast<std::size_t>();
-      else if (k == "header_timeout")
-        o.header_timeout = seconds_option(v, k);
-      else if (k == "idle_timeout")
-        o.idle_timeout = seconds_option(v, k);
-      else if (k == "write_timeout")
-        o.write_timeout = seconds_option(v, k);
-      else if (k == "body_timeout")
-        o.body_timeout = seconds_option(v, k);
-      else if (k == "max_request_timeout")
-        o.max_request_timeout = seconds_option(v, k);
-      else if (k == "drain_timeout")
-        o.drain_timeout = seconds_option(v, k);
-      else if (k == "sign_responses")
-        o.sign_responses = v.cast<bool>();
-      else if (k == "accept_sessions")
-        o.accept_sessions = v.cast<bool>();
-      else if (k == "session_max_requests")
-        o.session_max_requests = v.cast<std::uint64_t>();
-      else if (k == "session_max_seconds")
-        o.session_max_seconds = v.cast<std::uint64_t>();
-      else if (k == "sign_error_responses")
-        o.sign_error_responses = v.cast<bool>();
-      else if (k == "epistula_past_window")
-        o.epistula_past_window = seconds_option(v, k);
-      else if (k == "epistula_future_window")
-        o.epistula_future_window = seconds_option(v, k);
-      else if (k == "epistula_require_signed_for")
-        o.epistula_require_signed_for = v.cast<bool>();
-      else if (k == "list_synapses_on_404")
-        o.list_synapses_on_404 = v.cast<bool>();
-      else if (k == "insecure_skip_verification")
-        o.insecure_skip_verification = v.cast<bool>();
-      else
-        throw py::type_error("Axon() got an unexpected keyword argument '" + k + "'");
+      bt::detail::find_member(
+          bt::axon_options::option_table(),
+          [&](const auto& m) { return m.name == k && k != "ip" && k != "port"; },
+          [&](const auto& m) { known = set_option(o, m, v); });
     } catch (py::cast_error&) {
       throw py::type_error("Axon(): " + k + " has the wrong type (" +
                            py::str(v.get_type().attr("__name__")).cast<std::string>() + ")");
     }
+    if (!known) throw py::type_error("Axon() got an unexpected keyword argument '" + k + "'");
   }
   return o;
 }

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <bt/nonce_store.hpp>
+#include <bt/option_table.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace spdlog {
@@ -190,6 +192,11 @@ struct axon_options {
   /// Null: nothing is logged. Secrets are never logged.
   std::shared_ptr<spdlog::logger> logger{};
 
+  /// Every field above with one line of help and its bt-axon flag (bt/option_table.hpp): the one
+  /// list bt-axon's --axon.* flags, the Python Axon's keyword arguments and the docs test walk.
+  /// `nonces` and `logger` are objects, not values: front ends build them from flags of their own.
+  static constexpr auto option_table();
+
   /// Preset for tests and in-process benchmarks: 127.0.0.1, a free port, two I/O threads, two
   /// workers, and short header/idle timeouts.
   static axon_options loopback() {
@@ -204,5 +211,183 @@ struct axon_options {
     return o;
   }
 };
+
+constexpr auto axon_options::option_table() {
+  using o = axon_options;
+  using u = option_unit;
+  constexpr double s = 3600;                              // a duration flag's upper bound, seconds
+  constexpr double big = double(std::uint64_t{1} << 40);  // sizes and rates
+  return std::tuple{
+      option_field{"ip", &o::ip, "Bind address ([::] dual-stack, 0.0.0.0 IPv4 only)", {"axon.ip"}},
+      option_field{
+          "port", &o::port, "TCP port (0: any free port)", {"axon.port", u::plain, 0, 65535}},
+      option_field{"external_ip",
+                   &o::external_ip,
+                   "Address published in AxonInfo: an IP literal, never resolved (validators "
+                   "connect to it without DNS; a name resolved here could give a private "
+                   "address) (default: the bind address)",
+                   {"axon.external_ip"}},
+      option_field{"external_port",
+                   &o::external_port,
+                   "Port published in AxonInfo (default: the bound port)",
+                   {"axon.external_port", u::plain, 0, 65535}},
+      option_field{"coldkey", &o::coldkey, "SS58 of the owning coldkey, shown in AxonInfo"},
+      option_field{"reuse_port",
+                   &o::reuse_port,
+                   "SO_REUSEPORT: several processes may listen on the same port (the kernel "
+                   "spreads connections)",
+                   {"axon.reuse_port", u::flag}},
+      option_field{"proxy_protocol",
+                   &o::proxy_protocol,
+                   "Every connection starts with a PROXY protocol v1/v2 header (HAProxy "
+                   "send-proxy-v2) from a trusted proxy; the caller's address is taken from it",
+                   {"axon.proxy_protocol", u::flag}},
+      option_field{"trusted_proxies",
+                   &o::trusted_proxies,
+                   "CIDR[,CIDR...]: peers allowed to send the PROXY header (with "
+                   "--axon.proxy_protocol)",
+                   {"axon.trusted_proxies"}},
+      option_field{"proxy_header_timeout",
+                   &o::proxy_header_timeout,
+                   "From accepting a connection to the end of its PROXY header",
+                   {"axon.proxy_header_timeout", u::seconds, 0.01, s}},
+      option_field{"proxy_max_header_bytes",
+                   &o::proxy_max_header_bytes,
+                   "Cap on a PROXY v2 header with its TLVs; larger: refused",
+                   {"axon.proxy_max_header_bytes", u::plain, 256, 65551}},
+      option_field{"io_threads",
+                   &o::io_threads,
+                   "Network threads (0: hardware threads)",
+                   {"axon.io_threads", u::plain, 0, 1024}},
+      option_field{"max_workers",
+                   &o::max_workers,
+                   "Worker threads for forward functions",
+                   {"axon.max_workers", u::plain, 1, 4096}},
+      option_field{"max_queued_requests",
+                   &o::max_queued_requests,
+                   "Admitted requests waiting beyond the running ones; full: 503",
+                   {"axon.max_queued_requests", u::plain, 1, 1 << 24}},
+      option_field{"max_header_bytes",
+                   &o::max_header_bytes,
+                   "Request line + headers; larger: 431",
+                   {"axon.max_header_bytes", u::plain, 1024, 1 << 24}},
+      option_field{"max_body_bytes",
+                   &o::max_body_bytes,
+                   "Request body; larger: 413",
+                   {"axon.max_body_bytes", u::plain, 1, big}},
+      option_field{"max_connections",
+                   &o::max_connections,
+                   "Open connections; beyond: accepted and closed at once",
+                   {"axon.max_connections", u::plain, 1, 1 << 24}},
+      option_field{"idle_buffer_bytes",
+                   &o::idle_buffer_bytes,
+                   "Body buffers idle keep-alive connections keep for their next request, in "
+                   "total over the axon; 0: never keep",
+                   {"axon.idle_buffer_bytes", u::plain, 0, double(std::uint64_t{1} << 34)}},
+      option_field{"header_timeout",
+                   &o::header_timeout,
+                   "From a connection's (or request's) first byte to the end of its headers",
+                   {"axon.header_timeout", u::seconds, 0.01, s}},
+      option_field{"idle_timeout",
+                   &o::idle_timeout,
+                   "Keep-alive: how long a connection may sit idle between requests",
+                   {"axon.idle_timeout", u::seconds, 0.01, s}},
+      option_field{"write_timeout",
+                   &o::write_timeout,
+                   "Writing one response; a client that stops reading is disconnected after it",
+                   {"axon.write_timeout", u::seconds, 0.01, s}},
+      option_field{"body_timeout",
+                   &o::body_timeout,
+                   "How long a request body may take after its head, plus 1 s per body_min_rate "
+                   "bytes received; later: 408 and close",
+                   {"axon.body_timeout", u::seconds, 0.01, s}},
+      option_field{"body_min_rate",
+                   &o::body_min_rate,
+                   "Bytes per second a request body must keep up after body_timeout",
+                   {"axon.body_min_rate", u::plain, 1, big}},
+      option_field{"max_request_timeout",
+                   &o::max_request_timeout,
+                   "Cap on a request's own timeout as its handler deadline",
+                   {"axon.max_request_timeout", u::seconds, 0.01, 86400}},
+      option_field{"nonce_future_skew",
+                   &o::nonce_future_skew,
+                   "How far in the future a request's nonce may be (clock skew)",
+                   {"axon.nonce_future_skew", u::seconds, 0, s}},
+      option_field{"nonce_max_timeout",
+                   &o::nonce_max_timeout,
+                   "Cap on the request timeout that widens the nonce freshness window",
+                   {"axon.nonce_max_timeout", u::seconds, 0, s}},
+      option_field{"nonces", &o::nonces, "Where accepted nonces are remembered (an object)"},
+      option_field{"epistula_past_window",
+                   &o::epistula_past_window,
+                   "Epistula requests: how long an Epistula-Timestamp may lie in the past; "
+                   "older: 401",
+                   {"axon.epistula_past_ms", u::milliseconds, 0, 86'400'000}},
+      option_field{"epistula_future_window",
+                   &o::epistula_future_window,
+                   "Epistula requests: how far an Epistula-Timestamp may lie ahead of this "
+                   "axon's clock; further: 401",
+                   {"axon.epistula_future_ms", u::milliseconds, 0, 86'400'000}},
+      option_field{"epistula_require_signed_for",
+                   &o::epistula_require_signed_for,
+                   "on: refuse an Epistula request without Epistula-Signed-For (400); off: "
+                   "accept it (a present one must still be this axon's hotkey)",
+                   {"axon.epistula_require_signed_for", u::on_off}},
+      option_field{"sign_responses",
+                   &o::sign_responses,
+                   "on: sign every answer (bt-response-signature, PROTOCOL 5.15); off: answer "
+                   "unsigned, as a Python axon does",
+                   {"axon.sign_responses", u::on_off}},
+      option_field{"accept_sessions",
+                   &o::accept_sessions,
+                   "on: answer a dendrite's bt-session-offer and then take MAC'd requests on "
+                   "that connection (PROTOCOL 13); off: ignore offers, as a Python axon does",
+                   {"axon.sessions", u::on_off}},
+      option_field{"session_max_requests",
+                   &o::session_max_requests,
+                   "Requests one session may carry, the opening one included; the last is "
+                   "answered with Connection: close",
+                   {"axon.session_max_requests", u::plain, 1, big}},
+      option_field{"session_max_seconds",
+                   &o::session_max_seconds,
+                   "Seconds a session lasts from its accept",
+                   {"axon.session_max_seconds", u::plain, 1, 366 * 86400}},
+      option_field{"sign_error_responses",
+                   &o::sign_error_responses,
+                   "on: sign error answers to verified requests (PROTOCOL 5.13); off: unsigned",
+                   {"axon.sign_error_responses", u::on_off}},
+      option_field{"list_synapses_on_404",
+                   &o::list_synapses_on_404,
+                   "on: name the registered synapses in 404 messages, as Python does; off: not",
+                   {"axon.list_synapses_on_404", u::on_off}},
+      option_field{"insecure_skip_verification",
+                   &o::insecure_skip_verification,
+                   "Benchmarks only: no signature or nonce checks (refused unless --axon.ip is "
+                   "loopback)",
+                   {"insecure-skip-verification", u::flag}},
+      option_field{"admin_listen",
+                   &o::admin_listen,
+                   "HOST:PORT of the admin listener (GET /metrics, /healthz, /readyz); off unless "
+                   "given. Bind it to loopback or a private network: it is not authenticated",
+                   {"admin.listen"}},
+      option_field{"admin_timeout",
+                   &o::admin_timeout,
+                   "An admin request must arrive, and its answer be taken, within this",
+                   {"admin.timeout", u::seconds, 0.01, s}},
+      option_field{"admin_max_header_bytes",
+                   &o::admin_max_header_bytes,
+                   "Request line + headers of an admin request; larger: 431",
+                   {"admin.max_header_bytes", u::plain, 1024, 1 << 20}},
+      option_field{"admin_max_connections",
+                   &o::admin_max_connections,
+                   "Admin connections open at once; more are closed at accept",
+                   {"admin.max_connections", u::plain, 1, 1 << 16}},
+      option_field{"drain_timeout",
+                   &o::drain_timeout,
+                   "On SIGINT/SIGTERM: how long in-flight requests may take to finish",
+                   {"axon.drain_timeout", u::seconds, 0, s}},
+      option_field{"logger", &o::logger, "Where the axon logs (an object)"},
+  };
+}
 
 }  // namespace bt
