@@ -30,16 +30,7 @@ asio::awaitable<void> step(bt::dendrite& d, std::vector<bt::axon_info> axons) {
 
 int main(int argc, char** argv) try {
   std::vector<bt::axon_info> axons;
-  for (int i = 1; i < argc; ++i) {  // IP:PORT:HOTKEY (IPv4 here, for brevity)
-    const std::string t = argv[i];
-    const auto c1 = t.find(':'), c2 = t.rfind(':');
-    if (c1 == std::string::npos || c1 == c2) throw std::invalid_argument("want IP:PORT:HOTKEY");
-    bt::axon_info a;
-    a.ip = t.substr(0, c1);
-    a.port = static_cast<std::uint16_t>(std::stoul(t.substr(c1 + 1, c2 - c1 - 1)));
-    a.hotkey = t.substr(c2 + 1);
-    axons.push_back(a);
-  }
+  for (int i = 1; i < argc; ++i) axons.push_back(bt::axon_info::parse(argv[i]));  // IP:PORT:HOTKEY
   if (axons.empty()) throw std::invalid_argument("give at least one IP:PORT:HOTKEY");
   asio::io_context ioc;
   bt::dendrite d(bt::keypair::from_uri("//Alice"));  // its own I/O thread; we resume on ioc

@@ -1,61 +1,45 @@
-// The validator of docs/dendrite.md, "Writing a validator": one forward() of the subnet
-// template's Dummy to the axons listed in a JSON file (a list of AxonInfo objects), with the
+// The validator of docs/dendrite.md, "Writing a validator": reads subnet NETUID's metagraph from
+// a subtensor node and sends the subnet template's Dummy to every axon it serves, signed with the
 // hotkey of the wallet the tools use (BT_WALLET_PATH, BT_WALLET_NAME, BT_WALLET_HOTKEY).
 //
-//   example_first_validator AXONS.json
+//   example_first_validator NODE NETUID     e.g.  ws://127.0.0.1:9944 1   or   finney 1
 //
-// Prints one line per axon; exits 1 with a message (not an uncaught exception) when the file or
-// the hotkey cannot be read.
-#include <bt/axon_info.hpp>
+// Prints one line per axon (its hotkey, then the outcome); exits 1 with a message (not an
+// uncaught exception) when the hotkey or the metagraph cannot be read.
+#include <bt/chain/subtensor.hpp>  // bt::read_metagraph
 #include <bt/dendrite.hpp>
 #include <bt/examples/dummy.hpp>  // the subnet template's Dummy synapse
-#include <bt/json_body.hpp>
 #include <bt/wallet.hpp>
 
+#include <charconv>
+#include <cstdint>
 #include <exception>
-#include <fstream>
 #include <iostream>
-#include <sstream>
-#include <stdexcept>
-#include <string>
+#include <string_view>
 #include <vector>
 
-// The metagraph's axons, here from a file: [{"ip": "127.0.0.1", "port": 8091, "hotkey": "5F..."}]
-std::vector<bt::axon_info> load_axons(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  bt::json list;
-  if (bt::error e = bt::parse_json(text.str(), list); e) throw std::runtime_error(e.message());
-  if (!list.is_array()) throw std::runtime_error(path + ": expected a JSON list of AxonInfo");
-  std::vector<bt::axon_info> axons(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i)
-    if (bt::error e = bt::axon_info_from_json(list[i], axons[i]); e)
-      throw std::runtime_error(path + " [" + std::to_string(i) + "]: " + e.message());
-  return axons;
-}
-
 int main(int argc, char** argv) try {
-  if (argc != 2) {
-    std::cerr << "usage: example_first_validator AXONS.json\n";
+  const std::string_view n = argc == 3 ? argv[2] : "";
+  std::uint16_t netuid = 0;
+  if (auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), netuid);
+      n.empty() || ec != std::errc{} || end != n.data() + n.size()) {
+    std::cerr << "usage: example_first_validator NODE NETUID (0-65535)\n";
     return 2;
   }
-  const std::vector<bt::axon_info> axons = load_axons(argv[1]);
-  bt::wallet w(bt::wallet_config::from_env());  // as the tools: BT_WALLET_* or the defaults
-  bt::dendrite dendrite(w.load_hotkey());       // owns one I/O thread
+  bt::dendrite dendrite(bt::wallet(bt::wallet_config::from_env()).load_hotkey());  // 1 I/O thread
+  // The metagraph at the head; its axons that are served at a routable address, in uid order.
+  const std::vector<bt::axon_info> axons = bt::read_metagraph(argv[1], netuid).serving_axons();
 
   bt::examples::dummy query;
   query.dummy_input = 21;
   // One call per axon, at most options.max_concurrency at once, one deadline for all.
   const std::vector<bt::examples::dummy> answers = dendrite.forward(axons, query, 12.0);
-  for (std::size_t uid = 0; uid < answers.size(); ++uid) {  // answers[i] belongs to axons[i]
-    const auto& a = answers[uid];
-    if (a.is_success() && a.dummy_output == 42)
-      std::cout << uid << ": correct in " << *a.dendrite.process_time << " s\n";
-    else
-      std::cout << uid << ": " << a.dendrite.status_code.value_or(0) << " "
-                << a.dendrite.status_message.value_or("") << "\n";
+  for (std::size_t i = 0; i < answers.size(); ++i) {  // answers[i] belongs to axons[i]
+    const bt::terminal_info& d = answers[i].dendrite;
+    std::cout << axons[i].hotkey << ": "
+              << (answers[i].is_success() && answers[i].dummy_output == 42 ? "correct" : "wrong")
+              << ", " << d.status_code.value_or(0) << " " << d.status_message.value_or("") << " in "
+              << d.process_time.value_or(0) << " s\n";
   }
 } catch (const std::exception& e) {
   std::cerr << "example_first_validator: " << e.what() << "\n";

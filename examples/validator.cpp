@@ -38,19 +38,6 @@ double score(const dummy& q, const dummy& r, double timeout) {
   return 0.5 + 0.5 * std::clamp(1.0 - t / timeout, 0.0, 1.0);
 }
 
-bt::axon_info parse_axon(const std::string& text) {
-  // IP:PORT:HOTKEY, split from the right (IPv6 may contain ':')
-  const auto c2 = text.rfind(':');
-  const auto c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : text.rfind(':', c2 - 1);
-  if (c1 == std::string::npos) throw std::invalid_argument("--axon wants IP:PORT:HOTKEY: " + text);
-  bt::axon_info a;
-  a.ip = text.substr(0, c1);
-  if (a.ip.size() > 2 && a.ip.front() == '[') a.ip = a.ip.substr(1, a.ip.size() - 2);
-  a.port = static_cast<std::uint16_t>(std::stoul(text.substr(c1 + 1, c2 - c1 - 1)));
-  a.hotkey = text.substr(c2 + 1);
-  return a;
-}
-
 /// Demo miners: an honest one, a wrong one and a slow one.
 std::vector<std::unique_ptr<bt::axon>> start_demo_miners() {
   std::vector<std::unique_ptr<bt::axon>> miners;
@@ -87,7 +74,7 @@ int main(int argc, char** argv) {
         return argv[++i];
       };
       if (a == "--axon")
-        axons.push_back(parse_axon(value()));
+        axons.push_back(bt::axon_info::parse(value(), "--axon"));
       else if (a == "--uri")
         uri = value();
       else if (a == "--steps")

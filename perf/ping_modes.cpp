@@ -9,7 +9,6 @@
 #include <log_setup.hpp>
 
 #include <bt/json.hpp>
-#include <bt/ss58.hpp>
 #include <bt/wallet.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -34,11 +33,6 @@ std::string f(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
-}
-
-std::string strip_brackets(std::string ip) {
-  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') return ip.substr(1, ip.size() - 2);
-  return ip;
 }
 
 bool is_loopback_ip(const std::string& ip) {
@@ -89,30 +83,7 @@ keypair dendrite_key(const ping_config& cfg) {
 }
 
 axon_info parse_target(const std::string& text) {
-  const auto last = text.rfind(':');
-  if (last == std::string::npos || last == 0)
-    throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
-  const auto mid = text.rfind(':', last - 1);
-  if (mid == std::string::npos) throw std::invalid_argument("--target must be IP:PORT:HOTKEY");
-  axon_info a;
-  a.ip = strip_brackets(text.substr(0, mid));
-  a.ip_type = a.ip.find(':') != std::string::npos ? 6 : 4;
-  const std::string port = text.substr(mid + 1, last - mid - 1);
-  a.hotkey = text.substr(last + 1);
-  int p = 0;
-  try {
-    p = std::stoi(port);
-  } catch (const std::exception&) {
-    p = -1;
-  }
-  if (a.ip.empty() || p <= 0 || p > 65535 || a.hotkey.empty())
-    throw std::invalid_argument("--target must be IP:PORT:HOTKEY, got '" + text + "'");
-  a.port = static_cast<std::uint16_t>(p);
-  // A hotkey typo would otherwise be signed for a key nobody holds and end in the axon's 401.
-  if (std::error_code ec; !ss58::decode(a.hotkey, ec))
-    throw std::invalid_argument("--target '" + text + "': hotkey '" + a.hotkey +
-                                "' is not an SS58 address (" + ec.message() + ")");
-  return a;
+  return axon_info::parse(text, "--target");
 }
 
 bool is_loopback_target(const std::string& text) {

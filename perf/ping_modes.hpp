@@ -60,9 +60,7 @@ inline bool answers_signed(const ping_config& cfg) {
 /// The dendrite's hotkey: the wallet's when a --wallet.* flag was given, else --uri.
 keypair dendrite_key(const ping_config& cfg);
 
-/// "IP:PORT:HOTKEY" (IPv6 may be bracketed) -> AxonInfo. Throws std::invalid_argument (a
-/// message naming --target) when a part is missing, the port is not 1..65535 or the hotkey is not
-/// an SS58 address.
+/// bt::axon_info::parse, its message naming the flag: "--target 'TEXT': <what is wrong>".
 axon_info parse_target(const std::string& text);
 /// Whether the target's IP is a loopback address (127.0.0.0/8, ::1, localhost).
 bool is_loopback_target(const std::string& text);

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,16 +35,12 @@
 int main(int argc, char** argv) {
   std::optional<bt::axon_info> between;
   if (argc > 2 && std::string_view(argv[1]) == "--between") {
-    const std::string t = argv[2];
-    const auto c1 = t.find(':'), c2 = t.find(':', c1 == std::string::npos ? c1 : c1 + 1);
-    if (c2 == std::string::npos) {
-      std::fprintf(stderr, "bt-redis-rtt: --between takes IP:PORT:HOTKEY\n");
+    try {
+      between = bt::axon_info::parse(argv[2], "--between");
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "bt-redis-rtt: %s\n", e.what());
       return 2;
     }
-    between.emplace();
-    between->ip = t.substr(0, c1);
-    between->port = static_cast<std::uint16_t>(std::atoi(t.substr(c1 + 1, c2 - c1 - 1).c_str()));
-    between->hotkey = t.substr(c2 + 1);
     argc -= 2;
     argv += 2;
   }

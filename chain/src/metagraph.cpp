@@ -18,6 +18,14 @@ const metagraph_neuron* metagraph::find_hotkey(std::string_view ss58) const noex
   return nullptr;
 }
 
+std::vector<axon_info> metagraph::serving_axons() const {
+  std::vector<axon_info> out;
+  for (const auto& n : neurons) {
+    if (n.serving && n.axon.routable()) out.push_back(n.axon);
+  }
+  return out;
+}
+
 namespace {
 
 // Account ids are public keys: their first 8 bytes are as good a hash as any.
@@ -138,12 +146,14 @@ std::optional<metagraph> make_metagraph(std::uint16_t netuid, std::uint64_t bloc
       out.stake_rao = sum;
     }
     const auto& a = n.axon_info;
-    out.axon.serving = a.ip != 0;
+    out.serving = a.ip != 0;
     out.axon.ip = ip_to_string(a.ip, a.ip_type);
     out.axon.port = a.port;
     out.axon.ip_type = a.ip_type;
     out.axon.protocol = a.protocol;
     out.axon.version = a.version;
+    out.axon.hotkey = out.hotkey;
+    out.axon.coldkey = out.coldkey;
     m.neurons.push_back(std::move(out));
   }
   std::sort(m.neurons.begin(), m.neurons.end(),
@@ -176,7 +186,7 @@ json to_json(const metagraph& m) {
     a.emplace_back("ip_type", n.axon.ip_type);
     a.emplace_back("protocol", n.axon.protocol);
     a.emplace_back("version", n.axon.version);
-    a.emplace_back("serving", n.axon.serving);
+    a.emplace_back("serving", n.serving);
     json neuron = json::object();
     auto& o = neuron.get_ref<json::object_t&>();
     o.reserve(9);

@@ -261,4 +261,12 @@ metagraph subtensor::get_metagraph(std::uint16_t netuid, std::optional<std::uint
   return m;
 }
 
+metagraph read_metagraph(std::string_view node, std::uint16_t netuid) {
+  bt::error err;
+  const auto named = network_url(node);
+  const auto ep = parse_endpoint(named ? std::string_view(*named) : node, &err);
+  if (!ep) throw subtensor_error(std::move(err));
+  return subtensor(*ep).get_metagraph(netuid);
+}
+
 }  // namespace bt

@@ -258,7 +258,7 @@ TEST_CASE("metagraph: built from the recorded answers, stake is SubnetState's to
     CHECK(bt::ss58::decode(n.hotkey).public_key == state->hotkeys[i]);
     CHECK(bt::ss58::decode(n.coldkey).format == 42);
     CHECK(n.hotkey.front() == '5');
-    if (n.axon.serving) {
+    if (n.serving) {
       ++serving;
       CHECK(n.axon.ip != "0.0.0.0");
     } else {
@@ -306,6 +306,42 @@ TEST_CASE("metagraph: without SubnetState stake is the sum of the neuron's own e
   CHECK(m.neurons[3].stake_rao == neurons[3].stake[0].amount + 1000);
   const auto j = bt::to_json(m);
   CHECK(j.at("stake_source") == "neuron_stake_entries");
+}
+
+TEST_CASE("metagraph: serving_axons are the served, routable axons, as a dendrite takes them",
+          "[metagraph]") {
+  auto neurons = bt::decode_neurons_lite(neurons_bytes());
+  neurons.resize(4);
+  neurons[0].axon_info.ip = 0;  // never served
+  neurons[1].axon_info.ip = 0x7F000001;
+  neurons[1].axon_info.ip_type = 4;
+  neurons[1].axon_info.port = 0;  // served, but no port to connect to
+  neurons[2].axon_info.ip = 0x7F000001;
+  neurons[2].axon_info.ip_type = 4;
+  neurons[2].axon_info.port = 8091;
+  neurons[3].axon_info.ip = 1;  // ::1
+  neurons[3].axon_info.ip_type = 6;
+  neurons[3].axon_info.port = 8092;
+  const auto m = bt::make_metagraph(1, 1, "0x00", neurons, std::nullopt);
+  const auto axons = m.serving_axons();
+  REQUIRE(axons.size() == 2);
+  CHECK(axons[0].ip == "127.0.0.1");
+  CHECK(axons[0].port == 8091);
+  CHECK(axons[0].ip_type == 4);
+  CHECK(axons[0].hotkey == m.neurons[2].hotkey);
+  CHECK(axons[0].coldkey == m.neurons[2].coldkey);
+  CHECK(axons[0].version == neurons[2].axon_info.version);
+  CHECK(axons[0] == m.neurons[2].axon);
+  CHECK(axons[1].ip == "::1");
+  CHECK(axons[1].ip_type == 6);
+  CHECK(axons[1].hotkey == m.neurons[3].hotkey);
+  CHECK_FALSE(m.neurons[0].serving);
+  CHECK(m.neurons[1].serving);
+  // The JSON form is unchanged by the axon's type: six keys, "serving" among them.
+  const auto j = bt::to_json(m).at("neurons").at(1).at("axon");
+  CHECK(j.dump() == R"({"ip":"127.0.0.1","port":0,"ip_type":4,"protocol":)" +
+                        std::to_string(neurons[1].axon_info.protocol) + R"(,"version":)" +
+                        std::to_string(neurons[1].axon_info.version) + R"(,"serving":true})");
 }
 
 TEST_CASE("metagraph: answers that do not describe one subnet are refused", "[metagraph]") {

@@ -1,6 +1,7 @@
 // bt::subtensor against the loopback fake subtensor replaying the recorded mainnet session
 // (subnet 1 at block 6852690): pinning, the two runtime calls sent together, the fallback
 // without get_subnet_state, and failures naming the method, the endpoint and the decode offset.
+#include <bt/chain/chain_error.hpp>
 #include <bt/chain/subtensor.hpp>
 
 #include "support/fake_subtensor.hpp"
@@ -110,12 +111,29 @@ TEST_CASE("subtensor: the recorded subnet 1 metagraph, both runtime calls in fli
   CHECK(n0.axon.port == 6028);
   CHECK(n0.axon.ip_type == 4);
   CHECK(n0.axon.version == 9011001);
-  CHECK(n0.axon.serving);
+  CHECK(n0.serving);
   CHECK(m.neurons[1023].uid == 1023);
   // At the head: the same block here, pinned through chain_getHead.
   const bt::metagraph h = st.get_metagraph(1);
   CHECK(h.block == 6852690);
   CHECK(h.neurons.size() == 1024);
+}
+
+TEST_CASE("read_metagraph: one call from a node URL to the axons a dendrite takes", "[subtensor]") {
+  bt::test::fake_subtensor fake(session_path());
+  const bt::metagraph m = bt::read_metagraph(fake.url(), 1);
+  CHECK(m.block == 6852690);
+  REQUIRE(m.neurons.size() == 1024);
+  const auto axons = m.serving_axons();
+  CHECK(axons.size() == 827);  // the recorded subnet's serving neurons, all with a port
+  CHECK(axons.front() == m.neurons[0].axon);
+  CHECK(axons.front().hotkey == uid0_hotkey);
+  try {
+    (void)bt::read_metagraph("http://127.0.0.1:1", 1);
+    FAIL("an http:// node was accepted");
+  } catch (const bt::subtensor_error& e) {
+    CHECK(e.code() == bt::chain_errc::bad_endpoint);
+  }
 }
 
 TEST_CASE("subtensor: a runtime without get_subnet_state falls back to the neurons' own stake",

@@ -41,7 +41,7 @@ void print_table(const metagraph& m, std::ostream& out) {
   out << line;
   for (const auto& n : m.neurons) {
     std::string axon = "-";
-    if (n.axon.serving) {
+    if (n.serving) {
       axon = (n.axon.ip_type == 6 ? "[" + n.axon.ip + "]" : n.axon.ip) + ":" +
              std::to_string(n.axon.port);
     }

@@ -89,8 +89,8 @@ struct run_error {
   std::string message;
 };
 
-/// --netuid: the subnet's serving axons (AxonInfo ip != 0) from the metagraph at the head, in
-/// uid order; with --uids only those, in the order given.
+/// --netuid: the subnet's serving axons (metagraph::serving_axons) from the metagraph at the head,
+/// in uid order; with --uids only those, in the order given.
 std::vector<axon_info> chain_targets(const query_config& cfg) {
   const std::uint16_t netuid = *cfg.netuid;
   error eerr;
@@ -104,24 +104,12 @@ std::vector<axon_info> chain_targets(const query_config& cfg) {
     throw run_error{"--netuid " + std::to_string(netuid) + ": cannot read the metagraph from " +
                     ep->url() + ": " + e.what()};
   }
-  auto target = [&](const metagraph_neuron& n) {
-    axon_info a;
-    a.version = n.axon.version;
-    a.ip = n.axon.ip;
-    a.port = n.axon.port;
-    a.ip_type = n.axon.ip_type;
-    a.hotkey = n.hotkey;
-    a.coldkey = n.coldkey;
-    a.protocol = n.axon.protocol;
-    return a;
-  };
   const std::string where = "subnet " + std::to_string(netuid) + " at block " +
                             std::to_string(m.block) + " (" + std::to_string(m.neurons.size()) +
                             " neurons)";
   std::vector<axon_info> out;
   if (cfg.uids.empty()) {
-    for (const auto& n : m.neurons)
-      if (n.axon.serving) out.push_back(target(n));
+    out = m.serving_axons();
     if (out.empty()) throw usage_error{"--netuid: no neuron of " + where + " serves an axon"};
   } else {
     std::set<std::uint16_t> seen;
@@ -131,8 +119,8 @@ std::vector<axon_info> chain_targets(const query_config& cfg) {
       const auto it = std::find_if(m.neurons.begin(), m.neurons.end(),
                                    [uid](const metagraph_neuron& n) { return n.uid == uid; });
       if (it == m.neurons.end()) throw usage_error{u + " is not in " + where};
-      if (!it->axon.serving) throw usage_error{u + " does not serve an axon on " + where};
-      out.push_back(target(*it));
+      if (!it->serving) throw usage_error{u + " does not serve an axon on " + where};
+      out.push_back(it->axon);
     }
   }
   std::fprintf(stderr, "%s: %zu target(s)\n", where.c_str(), out.size());

@@ -4,10 +4,16 @@
 
 #include "codec_detail.hpp"
 
+#include <bt/keypair.hpp>
+#include <bt/ss58.hpp>
+
 #include <arpa/inet.h>
 
 #include <array>
+#include <charconv>
 #include <limits>
+#include <stdexcept>
+#include <system_error>
 
 namespace bt {
 namespace {
@@ -42,6 +48,45 @@ error read_int(const json& j, std::string_view key, std::int64_t min, std::int64
 }
 
 }  // namespace
+
+void check_axon_hotkey(const axon_info& a, std::string_view where) {
+  bt::init_crypto();  // the SS58 checksum is libsodium's BLAKE2b
+  std::error_code ec;
+  if (!ss58::decode(a.hotkey, ec))
+    throw std::invalid_argument(std::string(where) + ": hotkey '" + a.hotkey +
+                                "' is not an SS58 address (" + ec.message() + ")");
+}
+
+axon_info axon_info::parse(std::string_view text, std::string_view name) {
+  const std::string quoted =
+      std::string(name) + (name.empty() ? "'" : " '") + std::string(text) + "'";
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument(quoted + ": " + why);
+  };
+  const auto c2 = text.rfind(':');
+  const auto c1 = c2 == std::string_view::npos || c2 == 0 ? c2 : text.rfind(':', c2 - 1);
+  if (c1 == std::string_view::npos) throw bad("expected IP:PORT:HOTKEY");
+  std::string_view ip = text.substr(0, c1);
+  if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+  if (ip.empty()) throw bad("the IP is empty (expected IP:PORT:HOTKEY)");
+  const std::string_view port = text.substr(c1 + 1, c2 - c1 - 1);
+  unsigned p = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || p == 0 || p > 65535)
+    throw bad("the port '" + std::string(port) + "' is not an integer from 1 to 65535");
+  axon_info a;
+  a.ip = std::string(ip);
+  a.ip_type = ip.find(':') != std::string_view::npos ? 6 : 4;
+  a.port = static_cast<std::uint16_t>(p);
+  a.hotkey = std::string(text.substr(c2 + 1));
+  if (a.hotkey.empty()) throw bad("the hotkey is empty (expected IP:PORT:HOTKEY)");
+  check_axon_hotkey(a, quoted);
+  return a;
+}
+
+bool axon_info::routable() const noexcept {
+  return port != 0 && !ip.empty() && ip != "0.0.0.0" && ip != "::";
+}
 
 json to_json_value(const axon_info& a) {
   json j = json::object();

@@ -1,5 +1,6 @@
 // bt::metagraph: one subnet's neurons at one pinned block, as an operator reads them (Python's
-// `subtensor.metagraph(netuid)`): SS58 keys, stake in rao, the axon with its address as text.
+// `subtensor.metagraph(netuid)`): SS58 keys, stake in rao, the axon as a bt::axon_info (the
+// type the dendrite takes), its address as text.
 //
 // make_metagraph builds it from the two decoded runtime-API results without any I/O (the chain
 // client, bt::subtensor, fetches them at one block hash). With a SubnetState, stake_rao is its
@@ -9,6 +10,7 @@
 // `stake_source` says so.
 #pragma once
 
+#include <bt/axon_info.hpp>
 #include <bt/chain/neuron_info.hpp>
 #include <bt/chain/subnet_state.hpp>
 #include <bt/error.hpp>
@@ -22,15 +24,6 @@
 
 namespace bt {
 
-struct metagraph_axon {
-  std::string ip;  ///< dotted IPv4 or RFC 5952 IPv6 (ip_to_string); "0.0.0.0" when never served
-  std::uint16_t port = 0;
-  std::uint8_t ip_type = 0;
-  std::uint8_t protocol = 0;
-  std::uint32_t version = 0;
-  bool serving = false;  ///< false when the chain's ip is 0 (the axon was never served)
-};
-
 struct metagraph_neuron {
   std::uint16_t uid = 0;
   std::string hotkey;   ///< SS58, format 42
@@ -42,7 +35,11 @@ struct metagraph_neuron {
   std::uint64_t stake_rao = 0;
   std::uint64_t alpha_stake_rao = 0;
   std::uint64_t tao_stake_rao = 0;
-  metagraph_axon axon;
+  /// The published AxonInfo: ip as dotted IPv4 or RFC 5952 IPv6 (ip_to_string), "0.0.0.0" when
+  /// never served; port, ip_type, protocol and version as the chain holds them; hotkey and
+  /// coldkey the neuron's (SS58); placeholder1/2 0. A dendrite takes it as it is.
+  axon_info axon;
+  bool serving = false;  ///< false when the chain's ip is 0 (the axon was never served)
 };
 
 enum class stake_source {
@@ -59,6 +56,9 @@ struct metagraph {
 
   /// The neuron with this SS58 hotkey, or nullptr.
   const metagraph_neuron* find_hotkey(std::string_view ss58) const noexcept;
+  /// The axons a validator queries, in uid order: those of the neurons that serve one at a
+  /// routable address (axon_info::routable: a served ip, a non-zero port).
+  std::vector<axon_info> serving_axons() const;
 };
 
 /// Builds the metagraph of `netuid` at (block, block_hash) from get_neurons_lite's result and

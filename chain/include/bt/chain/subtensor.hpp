@@ -5,6 +5,7 @@
 //   bt::metagraph m = st.get_metagraph(1);               // at the head; blocking, throws
 //   bt::metagraph old = st.get_metagraph(1, 6852690);    // at block 6852690
 //   st.async_metagraph(1, std::nullopt, [](bt::error e, bt::metagraph m) { ... });
+//   bt::metagraph m = bt::read_metagraph("ws://127.0.0.1:9944", 1);   // one read, one call
 //
 // One metagraph is read at ONE block: the block is pinned first (chain_getHead and
 // chain_getHeader for its number; or chain_getBlockHash [N]), then both runtime calls
@@ -31,6 +32,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace bt {
 
@@ -95,6 +97,12 @@ class subtensor {
                             metagraph_handler handler);
   std::shared_ptr<rpc_client> client_;
 };
+
+/// One blocking read of `netuid`'s metagraph at the head from `node`: a ws:// or wss:// URL, or a
+/// network name of network_url ("finney", "test", "local"). A client of its own, closed on
+/// return; for repeated reads keep a bt::subtensor instead. Throws subtensor_error (a bad `node`
+/// is chain_errc::bad_endpoint). Not on an executor that must keep running meanwhile.
+metagraph read_metagraph(std::string_view node, std::uint16_t netuid);
 
 /// The hex argument of a runtime call taking a NetUid: the little-endian u16 ("0x0100" for 1).
 std::string netuid_call_arg(std::uint16_t netuid);
