@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 #include <limits>
+#include <string_view>
+#include <tuple>
 
 namespace bt {
 
@@ -23,58 +25,71 @@ constexpr std::size_t neuron_info_lite_min_bytes =
     2 * account_bytes + 2 + 1 + axon_info_min_bytes + prometheus_info_min_bytes + 1 + 8 + 1 + 1;
 static_assert(neuron_info_lite_min_bytes == 143);
 
+using detail::field;
+using sr = scale_reader;
+
+// The tables: each field once, in encoding order (docs/chain.md, "Layouts").
+// AxonInfo and PrometheusInfo begin with the same five fields.
+template <class C>
+constexpr std::tuple served_endpoint_fields{
+    field<&sr::u64>("block", &C::block),    field<&sr::u32>("version", &C::version),
+    field<&sr::u128>("ip", &C::ip),         field<&sr::u16>("port", &C::port),
+    field<&sr::u8>("ip_type", &C::ip_type),
+};
+
+constexpr auto axon_info_fields =
+    std::tuple_cat(served_endpoint_fields<chain_axon_info>,
+                   std::tuple{field<&sr::u8>("protocol", &chain_axon_info::protocol),
+                              field<&sr::u8>("placeholder1", &chain_axon_info::placeholder1),
+                              field<&sr::u8>("placeholder2", &chain_axon_info::placeholder2)});
+
+constexpr auto prometheus_info_fields = served_endpoint_fields<chain_prometheus_info>;
+
+constexpr std::tuple stake_entry_fields{
+    field<&sr::account_id>("account", &stake_entry::account),
+    field<&sr::compact>("amount", &stake_entry::amount),
+};
+
+stake_entry read_stake_entry(scale_reader& r, std::string_view) {
+  return detail::read_struct<stake_entry>(r, stake_entry_fields);
+}
+
+using neuron = neuron_info_lite;
+constexpr std::tuple neuron_info_lite_fields{
+    field<&sr::account_id>("hotkey", &neuron::hotkey),
+    field<&sr::account_id>("coldkey", &neuron::coldkey),
+    field<&sr::compact_u16>("uid", &neuron::uid),
+    field<&sr::compact_u16>("netuid", &neuron::netuid),
+    field<&sr::boolean>("active", &neuron::active),
+    field<&detail::read_nested<chain_axon_info, axon_info_fields>>("axon_info", &neuron::axon_info),
+    field<&detail::read_nested<chain_prometheus_info, prometheus_info_fields>>(
+        "prometheus_info", &neuron::prometheus_info),
+    field<&detail::read_vec_of<&read_stake_entry, stake_entry_min_bytes,
+                               static_cast<std::size_t>(-1)>>("stake", &neuron::stake),
+    field<&sr::compact_u16>("rank", &neuron::rank),
+    field<&sr::compact>("emission", &neuron::emission),
+    field<&sr::compact_u16>("incentive", &neuron::incentive),
+    field<&sr::compact_u16>("consensus", &neuron::consensus),
+    field<&sr::compact_u16>("trust", &neuron::trust),
+    field<&sr::compact_u16>("validator_trust", &neuron::validator_trust),
+    field<&sr::compact_u16>("dividends", &neuron::dividends),
+    field<&sr::compact>("last_update", &neuron::last_update),
+    field<&sr::boolean>("validator_permit", &neuron::validator_permit),
+    field<&sr::compact_u16>("pruning_score", &neuron::pruning_score),
+};
+
 }  // namespace
 
 chain_axon_info read_axon_info(scale_reader& r) {
-  chain_axon_info a;
-  a.block = r.u64("block");
-  a.version = r.u32("version");
-  a.ip = r.u128("ip");
-  a.port = r.u16("port");
-  a.ip_type = r.u8("ip_type");
-  a.protocol = r.u8("protocol");
-  a.placeholder1 = r.u8("placeholder1");
-  a.placeholder2 = r.u8("placeholder2");
-  return a;
+  return detail::read_struct<chain_axon_info>(r, axon_info_fields);
 }
 
 chain_prometheus_info read_prometheus_info(scale_reader& r) {
-  chain_prometheus_info p;
-  p.block = r.u64("block");
-  p.version = r.u32("version");
-  p.ip = r.u128("ip");
-  p.port = r.u16("port");
-  p.ip_type = r.u8("ip_type");
-  return p;
+  return detail::read_struct<chain_prometheus_info>(r, prometheus_info_fields);
 }
 
 neuron_info_lite read_neuron_info_lite(scale_reader& r) {
-  neuron_info_lite n;
-  n.hotkey = r.account_id("hotkey");
-  n.coldkey = r.account_id("coldkey");
-  n.uid = r.compact_u16("uid");
-  n.netuid = r.compact_u16("netuid");
-  n.active = r.boolean("active");
-  n.axon_info = detail::with_prefix("axon_info", [&] { return read_axon_info(r); });
-  n.prometheus_info =
-      detail::with_prefix("prometheus_info", [&] { return read_prometheus_info(r); });
-  n.stake = detail::read_vec<stake_entry>(r, "stake", stake_entry_min_bytes, [](scale_reader& s) {
-    stake_entry e;
-    e.account = s.account_id("account");
-    e.amount = s.compact("amount");
-    return e;
-  });
-  n.rank = r.compact_u16("rank");
-  n.emission = r.compact("emission");
-  n.incentive = r.compact_u16("incentive");
-  n.consensus = r.compact_u16("consensus");
-  n.trust = r.compact_u16("trust");
-  n.validator_trust = r.compact_u16("validator_trust");
-  n.dividends = r.compact_u16("dividends");
-  n.last_update = r.compact("last_update");
-  n.validator_permit = r.boolean("validator_permit");
-  n.pruning_score = r.compact_u16("pruning_score");
-  return n;
+  return detail::read_struct<neuron_info_lite>(r, neuron_info_lite_fields);
 }
 
 std::vector<neuron_info_lite> decode_neurons_lite(std::span<const std::uint8_t> bytes) {

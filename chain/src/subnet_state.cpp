@@ -3,41 +3,53 @@
 
 #include "vec_reader.hpp"
 
+#include <cstddef>
+#include <tuple>
+
 namespace bt {
+
+namespace {
+
+using detail::field;
+using detail::read_vec_of;
+using sr = scale_reader;
+using st = subnet_state;
 
 // Every per-neuron vector has at most detail::max_neurons entries (refused before anything is
 // reserved), and emission_history's outer vector too; each element takes at least one byte.
+constexpr auto u16s = &read_vec_of<&sr::compact_u16, 1>;
+constexpr auto u64s = &read_vec_of<&sr::compact, 1>;
+constexpr auto bools = &read_vec_of<&sr::boolean, 1>;
+constexpr auto keys = &read_vec_of<&sr::account_id, 32>;
+constexpr auto u64_vecs =
+    &read_vec_of<&read_vec_of<&sr::compact, 1, static_cast<std::size_t>(-1)>, 1>;
+
+// Each field once, in encoding order (docs/chain.md, "Layouts").
+constexpr std::tuple subnet_state_fields{
+    field<&sr::compact_u16>("netuid", &st::netuid),
+    field<keys>("hotkeys", &st::hotkeys),
+    field<keys>("coldkeys", &st::coldkeys),
+    field<bools>("active", &st::active),
+    field<bools>("validator_permit", &st::validator_permit),
+    field<u16s>("pruning_score", &st::pruning_score),
+    field<u64s>("last_update", &st::last_update),
+    field<u64s>("emission", &st::emission),
+    field<u16s>("dividends", &st::dividends),
+    field<u16s>("incentives", &st::incentives),
+    field<u16s>("consensus", &st::consensus),
+    field<u16s>("trust", &st::trust),
+    field<u16s>("rank", &st::rank),
+    field<u64s>("block_at_registration", &st::block_at_registration),
+    field<u64s>("alpha_stake", &st::alpha_stake),
+    field<u64s>("tao_stake", &st::tao_stake),
+    field<u64s>("total_stake", &st::total_stake),
+    field<u64_vecs>("emission_history", &st::emission_history),
+};
+
+}  // namespace
+
 subnet_state read_subnet_state(scale_reader& r) {
-  const auto u16s = [](scale_reader& s) { return s.compact_u16(""); };
-  const auto u64s = [](scale_reader& s) { return s.compact(""); };
-  const auto bools = [](scale_reader& s) { return s.boolean(""); };
-  const auto keys = [](scale_reader& s) { return s.account_id(""); };
-  subnet_state st;
-  st.netuid = r.compact_u16("netuid");
-  st.hotkeys = detail::read_vec<account_id32>(r, "hotkeys", 32, keys, detail::max_neurons);
-  st.coldkeys = detail::read_vec<account_id32>(r, "coldkeys", 32, keys, detail::max_neurons);
-  st.active = detail::read_vec<bool>(r, "active", 1, bools, detail::max_neurons);
-  st.validator_permit =
-      detail::read_vec<bool>(r, "validator_permit", 1, bools, detail::max_neurons);
-  st.pruning_score =
-      detail::read_vec<std::uint16_t>(r, "pruning_score", 1, u16s, detail::max_neurons);
-  st.last_update = detail::read_vec<std::uint64_t>(r, "last_update", 1, u64s, detail::max_neurons);
-  st.emission = detail::read_vec<std::uint64_t>(r, "emission", 1, u64s, detail::max_neurons);
-  st.dividends = detail::read_vec<std::uint16_t>(r, "dividends", 1, u16s, detail::max_neurons);
-  st.incentives = detail::read_vec<std::uint16_t>(r, "incentives", 1, u16s, detail::max_neurons);
-  st.consensus = detail::read_vec<std::uint16_t>(r, "consensus", 1, u16s, detail::max_neurons);
-  st.trust = detail::read_vec<std::uint16_t>(r, "trust", 1, u16s, detail::max_neurons);
-  st.rank = detail::read_vec<std::uint16_t>(r, "rank", 1, u16s, detail::max_neurons);
-  st.block_at_registration =
-      detail::read_vec<std::uint64_t>(r, "block_at_registration", 1, u64s, detail::max_neurons);
-  st.alpha_stake = detail::read_vec<std::uint64_t>(r, "alpha_stake", 1, u64s, detail::max_neurons);
-  st.tao_stake = detail::read_vec<std::uint64_t>(r, "tao_stake", 1, u64s, detail::max_neurons);
-  st.total_stake = detail::read_vec<std::uint64_t>(r, "total_stake", 1, u64s, detail::max_neurons);
-  st.emission_history = detail::read_vec<std::vector<std::uint64_t>>(
-      r, "emission_history", 1,
-      [&](scale_reader& s) { return detail::read_vec<std::uint64_t>(s, "", 1, u64s); },
-      detail::max_neurons);
-  return st;
+  return detail::read_struct<subnet_state>(r, subnet_state_fields);
 }
 
 std::optional<subnet_state> decode_subnet_state(std::span<const std::uint8_t> bytes) {
