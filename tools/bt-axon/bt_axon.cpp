@@ -13,20 +13,16 @@
 // throws: 500), Hang (the handler never returns until shutdown, ignoring cancellation: 408 at the
 // deadline, then the worker stays taken) and Big (answers `data` of `size` bytes, at most 16 MiB,
 // for clients that disconnect mid-response; `size` is a required hash field, for body hash tests).
-// The limit flags (--axon.max_*, --axon.header_timeout, --axon.io_threads) map one to one onto
-// bt::axon_options.
+// The --axon.* and --admin.* flags are made from bt::axon_options' table (axon_flags.hpp); the
+// whole configuration is miner_config (miner_config.hpp), the routes are in miner_routes.hpp.
 //
-// Flags are named as bittensor names them; each also reads its BT_* environment variable.
+// Flags are named as bittensor names them; each value flag also reads its BT_* environment
+// variable.
 // Logs go to stderr; stdout carries only the AxonInfo line, so scripts can wait for it.
 #include <bt/axon.hpp>
 #include <bt/axon_info.hpp>
 
-#include <bt/dynamic_synapse.hpp>
-#include <bt/examples/dummy.hpp>
-#include <bt/examples/echo_route.hpp>
-#include <bt/examples/word_stream.hpp>
 #include <bt/json.hpp>
-#include <bt/proxy_protocol.hpp>
 #include <bt/redis_nonce_store.hpp>
 #include <bt/wallet.hpp>
 
@@ -39,23 +35,16 @@
 #include "chain_policy.hpp"
 #include "miner_config.hpp"
 #include "miner_policy.hpp"
+#include "miner_routes.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/resource.h>
 
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -64,7 +53,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <tuple>
 
 namespace {
@@ -87,31 +75,6 @@ void raise_fd_limit(std::size_t connections, spdlog::logger& log) {
               static_cast<unsigned long long>(rl.rlim_cur),
               static_cast<unsigned long long>(target));
   }
-}
-
-/// The streaming example: each word of `text` as one chunk, "word\n", after waiting
-/// `delay` before each. A coroutine on the I/O thread: a timer waits, no thread is held per stream.
-/// Memory: the text it was given plus one chunk. The next word is found as the stream goes
-/// (word_stream::next_word), never an index of every word first: for a body of one-letter words
-/// such an index costs 8x the body, held for the whole deadline.
-auto word_streamer(std::chrono::milliseconds delay) {
-  namespace net = boost::asio;
-  return [delay](bt::examples::word_stream& s, bt::stream_writer& out) -> net::awaitable<void> {
-    net::steady_timer timer(co_await net::this_coro::executor);
-    std::string chunk;
-    // `word` views s.text, which outlives the handler; the position advances past each word.
-    for (std::size_t pos = 0;
-         const auto word = bt::examples::word_stream::next_word(s.text, pos);) {
-      if (delay.count() > 0) {
-        timer.expires_after(delay);
-        auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-        if (ec) co_return;  // the deadline passed or the axon is stopping
-      }
-      chunk.assign(*word);
-      chunk.push_back('\n');
-      if (!co_await out.send(chunk)) co_return;  // client gone, deadline, or stopping
-    }
-  };
 }
 
 /// Counts of `before` not in `after` (removed) and of `after` not in `before` (added).
@@ -192,38 +155,45 @@ void reload_policy(bt::miner::policy_holder& policy, const std::string& deny_fil
   }
 }
 
-/// Set once shutdown begins: releases the Hang test route's handlers.
-std::atomic<bool> g_stopping{false};
-
-std::shared_ptr<const bt::synapse_descriptor> test_descriptor(
-    std::string name, const std::vector<bt::dynamic_field_spec>& fields,
-    const std::vector<std::string>& hash_fields = {}) {
+/// The hotkey of --uri or of the wallet, and the wallet's coldkey (empty with --uri, or without
+/// coldkeypub.txt: a warning). None when the wallet's hotkey cannot be loaded (logged).
+std::optional<bt::keypair> load_hotkey(const bt::miner::miner_config& cfg, std::string& coldkey,
+                                       spdlog::logger& log) {
+  if (!cfg.uri.empty()) return bt::keypair::from_uri(cfg.uri);
+  const bt::wallet w(cfg.wallet);
   bt::error err;
-  auto d = bt::make_dynamic_descriptor(std::move(name), fields, hash_fields, err);
-  if (err) throw std::runtime_error("test route descriptor: " + err.message());
-  return d;
+  std::optional<bt::keypair> hotkey = w.load_hotkey(err);
+  if (!hotkey) {
+    log.error("cannot load hotkey {} of wallet {} at {}: {}", cfg.wallet.hotkey, cfg.wallet.name,
+              w.directory().string(), err.message());
+    return std::nullopt;
+  }
+  bt::error cerr;
+  if (auto ck = w.coldkeypub_ss58(cerr))
+    coldkey = *ck;
+  else
+    log.warn("no coldkeypub.txt in {} ({}); AxonInfo.coldkey will be empty", w.directory().string(),
+             cerr.message());
+  return hotkey;
 }
 
-/// --test-routes: Throw, Hang and Big (see the top of this file).
-void attach_test_routes(bt::axon& ax) {
-  ax.attach(test_descriptor("Throw", {}), [](bt::dynamic_synapse&, const bt::request_context&) {
-    throw std::runtime_error("bt-axon --test-routes: Throw always throws");
-  });
-  ax.attach(test_descriptor("Hang", {}), [](bt::dynamic_synapse&, const bt::request_context&) {
-    // Deliberately ignores ctx.cancelled(): a handler stuck for good, until shutdown.
-    while (!g_stopping.load(std::memory_order_relaxed))
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  });
-  ax.attach(test_descriptor("Big", {{"size", bt::field_kind::required}, {"data"}}, {"size"}),
-            [](bt::dynamic_synapse& s, const bt::request_context&) {
-              const bt::json* size = s.get("size");
-              if (!size || !size->is_number_integer())
-                throw bt::forward_error(400, "size must be an integer");
-              const auto n = size->get<std::int64_t>();
-              if (n < 0 || n > (std::int64_t{16} << 20))
-                throw bt::forward_error(400, "size must be between 0 and 16777216");
-              *s.get("data") = std::string(static_cast<std::size_t>(n), 'x');
-            });
+/// The axon's options: the flags', plus the coldkey, the replay store --nonce_store names
+/// (`redis_store` is set when it is Redis) and the logger.
+bt::axon_options axon_options_of(const bt::miner::miner_config& cfg, const std::string& coldkey,
+                                 const std::shared_ptr<spdlog::logger>& log,
+                                 std::shared_ptr<bt::redis_nonce_store>& redis_store) {
+  bt::axon_options o = cfg.axon;
+  o.coldkey = coldkey;
+  if (cfg.nonce_store == "memory") {
+    o.nonces = std::make_shared<bt::memory_nonce_store>(cfg.nonces);
+  } else {
+    bt::redis_nonce_store::options r = cfg.redis;
+    r.logger = log;
+    redis_store = std::make_shared<bt::redis_nonce_store>(r);
+    o.nonces = redis_store;
+  }
+  o.logger = log;
+  return o;
 }
 
 }  // namespace
@@ -245,28 +215,9 @@ int main(int argc, char** argv) {
     log->info("--axon.ip: the host name resolved to {}", cfg.ip_resolved);
 
   try {
-    // ---- identity ----
-    std::optional<bt::keypair> hotkey;
     std::string coldkey;
-    if (!cfg.uri.empty()) {
-      hotkey = bt::keypair::from_uri(cfg.uri);
-    } else {
-      const bt::wallet w(cfg.wallet);
-      bt::error err;
-      hotkey = w.load_hotkey(err);
-      if (!hotkey) {
-        log->error("cannot load hotkey {} of wallet {} at {}: {}", cfg.wallet.hotkey,
-                   cfg.wallet.name, w.directory().string(), err.message());
-        return 1;
-      }
-      bt::error cerr;
-      if (auto ck = w.coldkeypub_ss58(cerr)) {
-        coldkey = *ck;
-      } else {
-        log->warn("no coldkeypub.txt in {} ({}); AxonInfo.coldkey will be empty",
-                  w.directory().string(), cerr.message());
-      }
-    }
+    std::optional<bt::keypair> hotkey = load_hotkey(cfg, coldkey, *log);
+    if (!hotkey) return 1;
 
     // ---- policy ----
     bt::miner::access_policy initial_policy;
@@ -333,55 +284,11 @@ int main(int argc, char** argv) {
 
     // ---- axon ----
     std::shared_ptr<bt::redis_nonce_store> redis_store;  // with a redis:// --nonce_store
-    bt::axon_options o = cfg.axon;
-    o.coldkey = coldkey;
-    if (cfg.nonce_store == "memory") {
-      o.nonces = std::make_shared<bt::memory_nonce_store>(cfg.nonces);
-    } else {
-      bt::redis_nonce_store::options r = cfg.redis;
-      r.logger = log;
-      redis_store = std::make_shared<bt::redis_nonce_store>(r);
-      o.nonces = redis_store;
-    }
-    o.logger = log;
+    const bt::axon_options o = axon_options_of(cfg, coldkey, log, redis_store);
     raise_fd_limit(o.max_connections, *log);
 
     bt::axon ax(std::move(*hotkey), o);
-    const bt::route_options route_policy{
-        .blacklist =
-            [&policy](const bt::synapse&, const bt::request_context& caller) {
-              return policy.current()->blacklist(caller.hotkey);
-            },
-        .priority =
-            [&policy](const bt::synapse&, const bt::request_context& caller) {
-              return policy.current()->priority(caller.hotkey);
-            },
-        .verify = {}};
-    ax.set_route_options("Synapse", route_policy);  // the built-in ping, with the policy
-    ax.attach<bt::examples::dummy>(
-        [](bt::examples::dummy& s) {
-          std::int64_t out = 0;
-          if (__builtin_mul_overflow(s.dummy_input, 2, &out))
-            throw bt::forward_error(400, "dummy_input * 2 does not fit in 64 bits");
-          s.dummy_output = out;
-        },
-        route_policy);
-    ax.attach<bt::examples::word_stream>(
-        word_streamer(std::chrono::milliseconds(cfg.stream_delay_ms)), route_policy);
-    // POST /echo, an Epistula route (bt/examples/echo_route.hpp: the JSON body back with the
-    // verified signer), under the miner's policy like the synapses.
-    bt::examples::attach_echo_route(ax, {.blacklist =
-                                             [&policy](const bt::request_context& caller) {
-                                               return policy.current()->blacklist(caller.hotkey);
-                                             },
-                                         .priority =
-                                             [&policy](const bt::request_context& caller) {
-                                               return policy.current()->priority(caller.hotkey);
-                                             }});
-    if (cfg.test_routes) {
-      attach_test_routes(ax);
-      log->warn("--test-routes: the Throw, Hang and Big routes are attached (tests only)");
-    }
+    bt::miner::attach_miner_routes(ax, policy, cfg, *log);
 
     // Signals are caught from now on (a SIGTERM during start-up also drains).
     boost::asio::io_context signal_ioc(1);
@@ -438,7 +345,7 @@ int main(int argc, char** argv) {
 
     signal_ioc.run();
     log->info("{}: draining and stopping", received == SIGINT ? "SIGINT" : "SIGTERM");
-    g_stopping = true;                 // releases Hang handlers so that the drain can finish
+    bt::miner::release_test_routes();  // so that the drain can finish
     if (refresher) refresher->stop();  // prompt, even with a chain read in flight
     ax.stop();
     return 0;
