@@ -32,17 +32,6 @@ using detail::tcp;
 
 namespace {
 
-std::size_t resolve_io_threads(std::size_t requested) {
-  if (requested > 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-std::shared_ptr<spdlog::logger> quiet_logger() {
-  auto l = std::make_shared<spdlog::logger>("bt-axon");  // no sinks
-  l->set_level(spdlog::level::off);
-  return l;
-}
-
 std::string strip_brackets(std::string ip) {
   if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
   return ip;
@@ -70,6 +59,21 @@ void run_io_thread(axon::impl& s, net::io_context& ioc) {
   s.threads_cv.notify_all();
 }
 
+/// The completion of a detached coroutine of the axon: logs at `level` what ended it, if it
+/// threw. `what` names it in the line (a literal: it outlives the coroutine).
+auto log_failure(axon::impl& s, spdlog::level::level_enum level, const char* what) {
+  return [&s, level, what](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      s.log->log(level, "axon: {} ended with: {}", what, x.what());
+    } catch (...) {
+      s.log->log(level, "axon: {} ended with a non-exception", what);
+    }
+  };
+}
+
 detail::task<void> accept_loop(axon::impl& s) {
   auto& acceptor = *s.acceptor;
   for (;;) {
@@ -94,63 +98,19 @@ detail::task<void> accept_loop(axon::impl& s) {
     }
     auto c = detail::make_tcp_connection(s, std::move(socket));
     c->registered_at(s.register_connection(c));
-    net::co_spawn(c->strand(), detail::connection::run(c), [&s](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& x) {
-        s.log->warn("axon: connection ended with: {}", x.what());
-      } catch (...) {
-        s.log->warn("axon: connection ended with a non-exception");
-      }
-    });
+    net::co_spawn(c->strand(), detail::connection::run(c),
+                  log_failure(s, spdlog::level::warn, "connection"));
   }
+}
+
+/// A synapse route takes any non-empty set of the known schemes (PROTOCOL 12.4); an empty set
+/// or an unknown bit is refused.
+void check_synapse_auth(auth_mode mode, std::string_view caller) {
+  if (mode == auth_mode{} || !accepts(auth_mode::either, mode))
+    throw std::invalid_argument("bt::axon::" + std::string(caller) + ": unknown auth_mode");
 }
 
 }  // namespace
-
-// ---- impl ----
-
-axon::impl::impl(keypair key, axon_options o)
-    : hotkey(std::move(key)),
-      opts(std::move(o)),
-      log(opts.logger ? opts.logger : quiet_logger()),
-      nonces(opts.nonces ? opts.nonces : std::make_shared<memory_nonce_store>()),
-      verifier(hotkey.ss58_address(), std::chrono::nanoseconds(opts.nonce_future_skew).count(),
-               std::chrono::nanoseconds(opts.nonce_max_timeout).count()),
-      uuid(detail::make_uuid1()) {
-  for (const auto& block : opts.trusted_proxies) {
-    try {
-      trusted_proxies.push_back(proxy_protocol::cidr::parse(block));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("bt::axon: trusted_proxies: ") + e.what());
-    }
-  }
-  const std::size_t n = resolve_io_threads(opts.io_threads);
-  for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
-  stats = std::make_unique<detail::axon_metrics>(registry, *this);
-}
-
-std::string axon::impl::readiness() const {
-  if (stopping.load()) return "draining";
-  if (!running.load()) return "not listening";
-  std::string why = nonces->unavailable_reason();
-  return why.empty() ? why : "replay store: " + why;
-}
-
-std::list<std::weak_ptr<detail::connection>>::iterator axon::impl::register_connection(
-    const std::shared_ptr<detail::connection>& c) {
-  std::lock_guard lk(conns_m);
-  conn_count.fetch_add(1, std::memory_order_relaxed);
-  return conns.insert(conns.end(), c);
-}
-
-void axon::impl::unregister_connection(std::list<std::weak_ptr<detail::connection>>::iterator pos) {
-  std::lock_guard lk(conns_m);
-  conns.erase(pos);
-  conn_count.fetch_sub(1, std::memory_order_relaxed);
-  conns_cv.notify_all();
-}
 
 template <class Fn>
 void axon::impl::for_each_connection(Fn fn) {
@@ -166,25 +126,6 @@ void axon::impl::for_each_connection(Fn fn) {
     const detail::strand_t ex = c->strand();
     net::post(ex, [c, fn] { fn(*c); });
   }
-}
-
-bool axon::impl::on_io_thread() const noexcept {
-  const auto me = std::this_thread::get_id();
-  return std::find(thread_ids.begin(), thread_ids.end(), me) != thread_ids.end();
-}
-
-void axon::impl::prepare_serving() {
-  synapse_list = "[";
-  bool first = true;
-  for (const auto& r : routes) {
-    if (r->plain()) continue;  // "Available synapses": plain routes are not synapses
-    if (!first) synapse_list += ", ";
-    first = false;
-    append_python_repr(r->name(), synapse_list);
-  }
-  synapse_list += "]";
-  pool = std::make_unique<detail::worker_pool>(opts.max_workers, opts.max_queued_requests);
-  stats->prepare(routes);
 }
 
 // ---- axon ----
@@ -212,17 +153,6 @@ axon::~axon() {
     pool->hand_over_to_abandoned(state);  // else `state` is destroyed here
   }
 }
-
-namespace {
-
-/// A synapse route takes any non-empty set of the known schemes (PROTOCOL 12.4); an empty set
-/// or an unknown bit is refused.
-void check_synapse_auth(auth_mode mode, std::string_view caller) {
-  if (mode == auth_mode{} || !accepts(auth_mode::either, mode))
-    throw std::invalid_argument("bt::axon::" + std::string(caller) + ": unknown auth_mode");
-}
-
-}  // namespace
 
 void axon::add_route(detail::route_spec r) {
   auto& s = *impl_;
@@ -417,16 +347,8 @@ void axon::start(std::error_code& ec) {
     s.nonces->attach(loops);
   }
   s.prepare_serving();
-  net::co_spawn(s.acceptor->get_executor(), accept_loop(s), [&s](std::exception_ptr e) {
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-      s.log->error("axon: accept loop ended with: {}", x.what());
-    } catch (...) {
-      s.log->error("axon: accept loop ended with a non-exception");
-    }
-  });
+  net::co_spawn(s.acceptor->get_executor(), accept_loop(s),
+                log_failure(s, spdlog::level::err, "accept loop"));
 
   const std::size_t n = s.iocs.size();
   for (auto& ioc : s.iocs) {

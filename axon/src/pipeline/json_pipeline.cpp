@@ -173,18 +173,8 @@ void start_record_epistula(const request_state& st, nonce_completion done) noexc
 }
 
 stage_result epistula_outcome(nonce_verdict v, bool close) {
-  switch (v) {
-    case nonce_verdict::accepted:
-      return {};
-    case nonce_verdict::stale:  // strictly_increasing's answer for the one nonce, 0, seen again
-    case nonce_verdict::replayed:
-      return reject(axon_errc::epistula_replayed, close);
-    case nonce_verdict::full:
-      return reject(axon_errc::nonce_store_full, close);
-    case nonce_verdict::unavailable:
-      return reject(axon_errc::nonce_store_unavailable, close);
-  }
-  return reject(axon_errc::nonce_store_full, close);  // not reached: every verdict above
+  // `stale` is strictly_increasing's answer for the one nonce, 0, seen again: a replay too.
+  return replay_outcome(v, axon_errc::epistula_replayed, axon_errc::epistula_replayed, close);
 }
 
 stage_result check_json_policy(request_state& st) {

@@ -372,19 +372,23 @@ void start_record_nonce(const request_state& st, nonce_completion done) noexcept
 }
 
 stage_result nonce_outcome(nonce_verdict v) {
+  return replay_outcome(v, axon_errc::nonce_stale, axon_errc::nonce_replayed, close_early);
+}
+
+stage_result replay_outcome(nonce_verdict v, axon_errc stale, axon_errc replayed, bool close) {
   switch (v) {
     case nonce_verdict::accepted:
       return {};
     case nonce_verdict::stale:
-      return reject(axon_errc::nonce_stale, close_early);
+      return reject(stale, close);
     case nonce_verdict::replayed:
-      return reject(axon_errc::nonce_replayed, close_early);
+      return reject(replayed, close);
     case nonce_verdict::full:
-      return reject(axon_errc::nonce_store_full, close_early);
+      return reject(axon_errc::nonce_store_full, close);
     case nonce_verdict::unavailable:
-      return reject(axon_errc::nonce_store_unavailable, close_early);
+      return reject(axon_errc::nonce_store_unavailable, close);
   }
-  return reject(axon_errc::nonce_store_full, close_early);  // not reached: every verdict above
+  return reject(axon_errc::nonce_store_full, close);  // not reached: every verdict above
 }
 
 stage_result prioritize(request_state& st) {

@@ -167,6 +167,9 @@ stage_result record_nonce(request_state& st);
 void start_record_nonce(const request_state& st, nonce_completion done) noexcept;
 /// 5: the stage's answer for a verdict (accepted: none).
 stage_result nonce_outcome(nonce_verdict v);
+/// A replay store's verdict as a scheme answers it (accepted: none): `stale` and `replayed`
+/// are the scheme's own codes; a full or unavailable store is answered alike by every scheme.
+stage_result replay_outcome(nonce_verdict v, axon_errc stale, axon_errc replayed, bool close);
 /// 6. Priority, and a look at the queue (nothing taken yet).
 stage_result prioritize(request_state& st);
 /// 7a. The declared Content-Length against max_body_bytes, before a byte of the body is read.

@@ -1,0 +1,94 @@
+// bt::axon::impl, the state the axon shares with its connections and stages: its construction
+// from the options, the readiness answer, the connection registry and what start() prepares
+// once the routes are fixed. The lifecycle itself (start, the accept loop, stop) is axon.cpp's.
+#include "axon_impl.hpp"
+
+#include "transport/session.hpp"
+
+#include <bt/detail/uuid.hpp>
+#include <bt/python_str.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+namespace bt {
+
+namespace {
+
+std::size_t resolve_io_threads(std::size_t requested) {
+  if (requested > 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::shared_ptr<spdlog::logger> quiet_logger() {
+  auto l = std::make_shared<spdlog::logger>("bt-axon");  // no sinks
+  l->set_level(spdlog::level::off);
+  return l;
+}
+
+}  // namespace
+
+axon::impl::impl(keypair key, axon_options o)
+    : hotkey(std::move(key)),
+      opts(std::move(o)),
+      log(opts.logger ? opts.logger : quiet_logger()),
+      nonces(opts.nonces ? opts.nonces : std::make_shared<memory_nonce_store>()),
+      verifier(hotkey.ss58_address(), std::chrono::nanoseconds(opts.nonce_future_skew).count(),
+               std::chrono::nanoseconds(opts.nonce_max_timeout).count()),
+      uuid(detail::make_uuid1()) {
+  for (const auto& block : opts.trusted_proxies) {
+    try {
+      trusted_proxies.push_back(proxy_protocol::cidr::parse(block));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("bt::axon: trusted_proxies: ") + e.what());
+    }
+  }
+  const std::size_t n = resolve_io_threads(opts.io_threads);
+  for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
+  stats = std::make_unique<detail::axon_metrics>(registry, *this);
+}
+
+std::string axon::impl::readiness() const {
+  if (stopping.load()) return "draining";
+  if (!running.load()) return "not listening";
+  std::string why = nonces->unavailable_reason();
+  return why.empty() ? why : "replay store: " + why;
+}
+
+std::list<std::weak_ptr<detail::connection>>::iterator axon::impl::register_connection(
+    const std::shared_ptr<detail::connection>& c) {
+  std::lock_guard lk(conns_m);
+  conn_count.fetch_add(1, std::memory_order_relaxed);
+  return conns.insert(conns.end(), c);
+}
+
+void axon::impl::unregister_connection(std::list<std::weak_ptr<detail::connection>>::iterator pos) {
+  std::lock_guard lk(conns_m);
+  conns.erase(pos);
+  conn_count.fetch_sub(1, std::memory_order_relaxed);
+  conns_cv.notify_all();
+}
+
+bool axon::impl::on_io_thread() const noexcept {
+  const auto me = std::this_thread::get_id();
+  return std::find(thread_ids.begin(), thread_ids.end(), me) != thread_ids.end();
+}
+
+void axon::impl::prepare_serving() {
+  synapse_list = "[";
+  bool first = true;
+  for (const auto& r : routes) {
+    if (r->plain()) continue;  // "Available synapses": plain routes are not synapses
+    if (!first) synapse_list += ", ";
+    first = false;
+    append_python_repr(r->name(), synapse_list);
+  }
+  synapse_list += "]";
+  pool = std::make_unique<detail::worker_pool>(opts.max_workers, opts.max_queued_requests);
+  stats->prepare(routes);
+}
+
+}  // namespace bt
