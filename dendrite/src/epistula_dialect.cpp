@@ -1,57 +1,19 @@
-// The Epistula dialect (epistula_dialect.hpp).
+// The Epistula dialect (epistula_dialect.hpp): how one try is signed.
 #include "epistula_dialect.hpp"
 
 #include <bt/epistula.hpp>
 
-#include <utility>
-
 namespace bt::detail {
-
-epistula_dialect::epistula_dialect(std::string method, std::string path, std::string body,
-                                   epistula_response* out)
-    : call_dialect(false),
-      method_(std::move(method)),
-      path_(std::move(path)),
-      body_(std::move(body)),
-      name_(path_.starts_with('/') ? path_.substr(1) : path_),
-      out_(out) {}
-
-std::string epistula_dialect::request_problem() const {
-  return epistula_target_problem(method_, path_);
-}
 
 std::string_view epistula_dialect::encode_try(const call_context& cx, pooled_connection& c,
                                               std::string& request_id) {
-  // A fresh uuid4 and timestamp per try, signed for the addressed hotkey.
+  // A fresh uuid4 and timestamp per try, signed for the addressed hotkey; a response signature
+  // names the request by its Epistula-Uuid.
   const auto h = epistula::sign_request(cx.st.key, body_, cx.target.hotkey, epistula::now_ms());
   encode_epistula_head(method_, path_, cx.host, h, body_.size(), c.head);
   request_id = h.uuid;
   out_->uuid = h.uuid;
   return body_;
-}
-
-void epistula_dialect::merge(const call_context&, http_response& res, bool verified) {
-  epistula_response& o = *out_;
-  o.status = static_cast<int>(res.result_int());
-  o.status_message = valid_utf8(res.reason());
-  o.error.reset();
-  o.headers.clear();
-  for (const auto& f : res) o.headers.emplace_back(f.name_string(), valid_utf8(f.value()));
-  o.body = std::move(res.body());
-  o.response_verified = verified;
-}
-
-void epistula_dialect::record_failure(const call_context& cx, dendrite_errc code,
-                                      std::string_view detail) {
-  epistula_response& o = *out_;
-  o.error = code;
-  o.status = dendrite_status(code);
-  o.status_message =
-      dendrite_status_message(code, cx.target.ip, cx.target.port, name_, cx.timeout, detail);
-  o.headers.clear();
-  o.body.clear();
-  o.process_time.reset();
-  o.response_verified = false;
 }
 
 }  // namespace bt::detail

@@ -1,30 +1,22 @@
 // The Epistula dialect (PROTOCOL 12, dendrite::epistula_call): any method and path, a JSON body
-// signed with Epistula headers for the addressed hotkey, the answer handed back as received.
+// signed with Epistula headers for the addressed hotkey, the answer handed back as received
+// (plain_request_dialect.hpp).
 #pragma once
 
-#include "call_dialect.hpp"
+#include "plain_request_dialect.hpp"
+
+#include <utility>
 
 namespace bt::detail {
 
-class epistula_dialect final : public call_dialect {
+class epistula_dialect final : public plain_request_dialect {
  public:
   /// `out` outlives the call.
-  epistula_dialect(std::string method, std::string path, std::string body, epistula_response* out);
+  epistula_dialect(std::string method, std::string path, std::string body, epistula_response* out)
+      : plain_request_dialect(std::move(method), std::move(path), std::move(body), out) {}
 
-  const std::string& name() const noexcept override { return name_; }
-  std::string request_problem() const override;
   std::string_view encode_try(const call_context& cx, pooled_connection& c,
                               std::string& request_id) override;
-  void merge(const call_context& cx, http_response& res, bool verified) override;
-  void set_process_time(double seconds) override { out_->process_time = seconds; }
-  void record_failure(const call_context& cx, dendrite_errc code, std::string_view detail) override;
-  int final_status() const override { return out_->status; }
-  std::string_view final_message() const override { return out_->status_message; }
-
- private:
-  std::string method_, path_, body_;
-  std::string name_;  ///< the path without its leading '/': messages and metric labels
-  epistula_response* out_;
 };
 
 }  // namespace bt::detail

@@ -1,0 +1,34 @@
+// What the dialects of plain HTTP requests share (Epistula, PROTOCOL 12, and any later one that
+// signs headers over a method, a path and a JSON body): the request is a method, a path and a
+// body the caller gave; the answer is handed back as received (status, headers, body) in an
+// epistula_response. A concrete dialect adds only encode_try(): how a try is signed.
+#pragma once
+
+#include "call_dialect.hpp"
+
+namespace bt::detail {
+
+class plain_request_dialect : public call_dialect {
+ public:
+  const std::string& name() const noexcept final { return name_; }
+  std::string request_problem() const final;
+  void merge(const call_context& cx, http_response& res, bool verified) final;
+  void set_process_time(double seconds) final { out_->process_time = seconds; }
+  void record_failure(const call_context& cx, dendrite_errc code, std::string_view detail) final;
+  int final_status() const final { return out_->status; }
+  std::string_view final_message() const final { return out_->status_message; }
+
+ protected:
+  /// `out` outlives the call.
+  plain_request_dialect(std::string method, std::string path, std::string body,
+                        epistula_response* out);
+  ~plain_request_dialect() = default;
+
+  std::string method_, path_, body_;
+  epistula_response* out_;
+
+ private:
+  std::string name_;  ///< the path without its leading '/': messages and metric labels
+};
+
+}  // namespace bt::detail
