@@ -103,6 +103,25 @@ http::response<http::string_body> answer_admin_request(
                      metrics::registry::content_type);
 }
 
+/// Arms `timer` to fire `after` from now: it then sets the flag it returns and cancels the
+/// socket's operations (`close` false: the socket stays open for an answer) or closes it.
+std::shared_ptr<bool> arm_watchdog(net::steady_timer& timer, std::chrono::milliseconds after,
+                                   const std::shared_ptr<socket_t>& sock, bool close) {
+  auto fired = std::make_shared<bool>(false);
+  timer.expires_after(after);
+  timer.async_wait([sock, fired, close](beast::error_code ec) {
+    if (ec) return;
+    *fired = true;
+    beast::error_code ignored;
+    if (close) {
+      sock->close(ignored);
+    } else {
+      sock->cancel(ignored);
+    }
+  });
+  return fired;
+}
+
 task<void> serve_one(std::shared_ptr<admin_state> st, std::shared_ptr<socket_t> sock) {
   // The whole request is due within `timeout`; past it the read is cancelled (the socket stays
   // open for the 408). A flat_buffer capped a little above the head limit bounds memory.
@@ -111,14 +130,7 @@ task<void> serve_one(std::shared_ptr<admin_state> st, std::shared_ptr<socket_t> 
   parser.header_limit(st->max_header);
   parser.body_limit(0);
   net::steady_timer timer(st->strand);
-  auto timed_out = std::make_shared<bool>(false);
-  timer.expires_after(st->timeout);
-  timer.async_wait([sock, timed_out](beast::error_code ec) {
-    if (ec) return;
-    *timed_out = true;
-    beast::error_code ignored;
-    sock->cancel(ignored);
-  });
+  const auto timed_out = arm_watchdog(timer, st->timeout, sock, false);
   auto [ec, n] = co_await http::async_read(*sock, buffer, parser, use_task);
   (void)n;
   timer.cancel();
@@ -148,14 +160,7 @@ task<void> serve_one(std::shared_ptr<admin_state> st, std::shared_ptr<socket_t> 
   }
 
   // The write is bounded by the same timeout: a peer that does not read is cut off.
-  auto closed = std::make_shared<bool>(false);
-  timer.expires_after(st->timeout);
-  timer.async_wait([sock, closed](beast::error_code e) {
-    if (e) return;
-    *closed = true;
-    beast::error_code ignored;
-    sock->close(ignored);
-  });
+  const auto closed = arm_watchdog(timer, st->timeout, sock, true);
   http::response_serializer<http::string_body> sr(res);
   auto [wec, wn] = co_await http::async_write(*sock, sr, use_task);
   (void)wn;
