@@ -147,9 +147,14 @@ class EpistulaResponse:
 JsonBody = Any  # bytes (sent verbatim) or any JSON-able value (serialised)
 
 class Dendrite:
-    def __init__(self, keypair: Keypair, *, threads: int = 1, max_concurrency: int = 256,
-                 external_ip: str = "", max_response_body_bytes: int = 67108864,
-                 verify_responses: str = "if_present", session: bool = False) -> None: ...
+    # The keywords are bt::dendrite_options' table (durations in seconds).
+    def __init__(self, keypair: Keypair, *, external_ip: str = "", version: int = ...,
+                 threads: int = 1, max_concurrency: int = 256, max_idle_per_endpoint: int = 4,
+                 max_idle_total: int = 512, idle_timeout: float = 15.0,
+                 max_response_body_bytes: int = 67108864,
+                 max_response_header_bytes: int = 65536, max_interim_responses: int = 8,
+                 insecure_skip_signing: bool = False, verify_responses: str = "if_present",
+                 session: bool = False) -> None: ...
     @overload
     def query(self, axons: Sequence[AxonLike], synapse: Synapse,
               timeout: float = 12.0) -> List[Synapse]: ...

@@ -1,8 +1,8 @@
-# The option tables (bt/option_table.hpp) against the docs and bt-axon's --help:
+# The option tables (bt/option_table.hpp) against the docs, the type stub and bt-axon's --help:
 # "docs: ..." (tests/docs/option_tables_test.cpp).
 if(TARGET bt-axon)
   add_executable(option_tables_test ${CMAKE_CURRENT_SOURCE_DIR}/docs/option_tables_test.cpp)
-  target_link_libraries(option_tables_test PRIVATE bt_test_main bt::axon)
+  target_link_libraries(option_tables_test PRIVATE bt_test_main bt::axon bt::dendrite)
   target_compile_definitions(option_tables_test PRIVATE BT_AXON_EXE="$<TARGET_FILE:bt-axon>")
   add_dependencies(option_tables_test bt-axon)
   bt_target_defaults(option_tables_test)

@@ -18,6 +18,7 @@
 // returns (status, body). bt::json_handler is synchronous, so an `async def` handler runs on the
 // loop while its worker waits with the GIL released (until the deadline, then it is cancelled).
 #include "common.hpp"
+#include "keyword_options.hpp"
 
 #include <bt/axon.hpp>
 
@@ -37,7 +38,6 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
-#include <type_traits>
 
 namespace btpy {
 namespace {
@@ -442,32 +442,6 @@ bt::json_route_options make_json_policy(const std::shared_ptr<json_route>& r, do
   return policy;
 }
 
-std::chrono::milliseconds seconds_option(py::handle v, const std::string& name) {
-  const double x = v.cast<double>();
-  if (!std::isfinite(x) || x < 0)
-    throw py::value_error(name + " must be a non-negative number of seconds");
-  return std::chrono::milliseconds(static_cast<std::int64_t>(x * 1000));
-}
-
-/// Sets `o.*m.ptr` from the Python value `v`, by the member's type: durations in seconds, the
-/// rest as pybind11 casts them. Returns false for members that are objects, not values (the
-/// nonce store, the logger), which no keyword sets. A value of the wrong type throws
-/// py::cast_error.
-template <class Options, class Field>
-bool set_option(Options& o, const Field& m, py::handle v) {
-  using V = typename Field::value_type;
-  if constexpr (std::is_same_v<V, std::chrono::milliseconds>) {
-    o.*m.ptr = seconds_option(v, std::string(m.name));
-    return true;
-  } else if constexpr (std::is_arithmetic_v<V> || std::is_same_v<V, std::string> ||
-                       std::is_same_v<V, std::vector<std::string>>) {
-    o.*m.ptr = v.cast<V>();
-    return true;
-  } else {
-    return false;
-  }
-}
-
 /// The keyword options of Axon(): every value field of bt::axon_options' table by its name
 /// (durations in seconds), except ip and port, which are arguments of their own.
 bt::axon_options options_from(const std::string& ip, std::int64_t port, const py::kwargs& kw) {
@@ -476,21 +450,8 @@ bt::axon_options options_from(const std::string& ip, std::int64_t port, const py
   if (port < 0 || port > 65535) throw py::value_error("port out of range: " + std::to_string(port));
   o.port = static_cast<std::uint16_t>(port);
   o.io_threads = 2;
-  for (auto kv : kw) {
-    const std::string k = kv.first.cast<std::string>();
-    py::handle v = kv.second;
-    bool known = false;
-    try {
-      bt::detail::find_member(
-          bt::axon_options::option_table(),
-          [&](const auto& m) { return m.name == k && k != "ip" && k != "port"; },
-          [&](const auto& m) { known = set_option(o, m, v); });
-    } catch (py::cast_error&) {
-      throw py::type_error("Axon(): " + k + " has the wrong type (" +
-                           py::str(v.get_type().attr("__name__")).cast<std::string>() + ")");
-    }
-    if (!known) throw py::type_error("Axon() got an unexpected keyword argument '" + k + "'");
-  }
+  apply_keywords(o, bt::axon_options::option_table(), kw, "Axon()", {"ip", "port"},
+                 [](auto& opts, const auto& m, py::handle v) { return set_option(opts, m, v); });
   return o;
 }
 

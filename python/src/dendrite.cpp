@@ -12,6 +12,7 @@
 // threads.
 #include "caller_lanes.hpp"
 #include "common.hpp"
+#include "keyword_options.hpp"
 
 #include <bt/dendrite.hpp>
 #include <bt/detail/text.hpp>
@@ -33,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 namespace btpy {
 namespace {
@@ -618,22 +620,23 @@ void init_dendrite(py::module_& m) {
   py::class_<py_dendrite>(m, "Dendrite",
                           "The validator's client: the C++ dendrite (keep-alive pool, one total "
                           "deadline per call, results in the order of the axons).")
-      .def(py::init([](const bt::keypair& kp, unsigned threads, std::size_t max_concurrency,
-                       std::string external_ip, std::size_t max_response_body_bytes,
-                       const std::string& verify_responses, bool session) {
+      .def(py::init([](const bt::keypair& kp, const py::kwargs& kw) {
+             // Every value field of bt::dendrite_options' table by its name (durations in
+             // seconds); verify_responses as its name ("off", "if_present", "required").
              bt::dendrite_options o;
-             o.threads = threads;
-             o.max_concurrency = max_concurrency;
-             o.external_ip = std::move(external_ip);
-             o.max_response_body_bytes = max_response_body_bytes;
-             o.verify_responses = verification_from(verify_responses);
-             o.session = session;
+             apply_keywords(o, bt::dendrite_options::option_table(), kw, "Dendrite()", {},
+                            [](auto& opts, const auto& m, py::handle v) {
+                              using V = typename std::decay_t<decltype(m)>::value_type;
+                              if constexpr (std::is_same_v<V, bt::response_verification>) {
+                                opts.*m.ptr = verification_from(v.cast<std::string>());
+                                return true;
+                              } else {
+                                return set_option(opts, m, v);
+                              }
+                            });
              return std::make_unique<py_dendrite>(kp, std::move(o));
            }),
-           py::arg("keypair"), py::kw_only(), py::arg("threads") = 1,
-           py::arg("max_concurrency") = 256, py::arg("external_ip") = "",
-           py::arg("max_response_body_bytes") = std::size_t{64} << 20,
-           py::arg("verify_responses") = "if_present", py::arg("session") = false)
+           py::arg("keypair"))
       .def("query", &py_dendrite::query, py::arg("axons"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
            "Blocking: one synapse per axon, in order (one synapse for a single axon). The GIL "

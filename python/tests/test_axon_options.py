@@ -46,3 +46,31 @@ def test_wrong_types_are_type_errors(bob):
         bt.Axon(bob, reuse_port="yes")
     with pytest.raises(ValueError, match="drain_timeout must be a non-negative number"):
         bt.Axon(bob, drain_timeout=-1)
+
+
+# Dendrite() keywords come from bt::dendrite_options' table (python/src/dendrite.cpp).
+DENDRITE_VALUES = {
+    "external_ip": "", "version": 10002000, "threads": 1, "max_concurrency": 8,
+    "max_idle_per_endpoint": 2, "max_idle_total": 16, "idle_timeout": 5.0,
+    "max_response_body_bytes": 1 << 20, "max_response_header_bytes": 1 << 16,
+    "max_interim_responses": 4, "insecure_skip_signing": False, "verify_responses": "required",
+    "session": False,
+}
+
+
+def test_every_dendrite_keyword_is_accepted(alice):
+    with bt.Dendrite(alice, **DENDRITE_VALUES):
+        pass
+
+
+def test_dendrite_bad_keywords(alice):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'logger'"):
+        bt.Dendrite(alice, logger=None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'thread'"):
+        bt.Dendrite(alice, thread=2)
+    with pytest.raises(TypeError, match="max_concurrency has the wrong type"):
+        bt.Dendrite(alice, max_concurrency="many")
+    with pytest.raises(ValueError, match="idle_timeout must be a non-negative number"):
+        bt.Dendrite(alice, idle_timeout=-1)
+    with pytest.raises(ValueError, match="verify_responses"):
+        bt.Dendrite(alice, verify_responses="sometimes")

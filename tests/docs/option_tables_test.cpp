@@ -4,6 +4,7 @@
 // accepts; and bt-axon --help lists the flag of every field that has one. A field added to the
 // struct and its table but not documented, or a flag lost, fails here.
 #include <bt/axon_options.hpp>
+#include <bt/dendrite.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -105,23 +106,61 @@ TEST_CASE("docs: docs/python.md lists exactly the Axon keywords the table gives 
   CHECK(documented == keywords);
 }
 
-TEST_CASE("docs: the type stub's Axon() names exactly the keywords the table gives Python") {
+/// The keyword parameters ("name: type") of `cls`'s __init__ in the type stub, without the
+/// arguments of its own (`own`).
+std::set<std::string> stub_keywords(const std::string& cls,
+                                    std::initializer_list<const char*> own) {
   const std::string stub = read_source("python/bittensor_cpp.pyi");
-  const auto start = stub.find("class Axon:");
+  const auto start = stub.find("class " + cls + ":");
   REQUIRE(start != std::string::npos);
   const auto end = stub.find(") -> None", start);
   REQUIRE(end != std::string::npos);
-  // "name: type" parameters after "*,"; keypair, ip, port and loop are the arguments of Axon().
   std::set<std::string> stubbed;
   const std::string params = stub.substr(start, end - start);
   static const std::regex param("([a-z][a-z0-9_]*): ");
   for (std::sregex_iterator it(params.begin(), params.end(), param), e; it != e; ++it)
     stubbed.insert((*it)[1]);
-  for (const char* n : {"keypair", "ip", "port", "loop"}) stubbed.erase(n);
+  for (const char* n : own) stubbed.erase(n);
+  return stubbed;
+}
+
+TEST_CASE("docs: the type stub's Axon() names exactly the keywords the table gives Python") {
+  const auto stubbed = stub_keywords("Axon", {"keypair", "ip", "port", "loop"});
   const auto keywords = python_axon_keywords();
   INFO("keywords not in the stub: " << joined(minus(keywords, stubbed)));
   INFO("in the stub, not keywords: " << joined(minus(stubbed, keywords)));
   CHECK(stubbed == keywords);
+}
+
+TEST_CASE("docs: the type stub's Dendrite() names exactly the keywords the table gives Python") {
+  // Every value field of dendrite_options; the logger is an object (python/src/dendrite.cpp).
+  auto keywords = field_names(bt::dendrite_options::option_table());
+  keywords.erase("logger");
+  const auto stubbed = stub_keywords("Dendrite", {"keypair"});
+  INFO("keywords not in the stub: " << joined(minus(keywords, stubbed)));
+  INFO("in the stub, not keywords: " << joined(minus(stubbed, keywords)));
+  CHECK(stubbed == keywords);
+}
+
+TEST_CASE("docs: docs/dendrite.md's dendrite_options declares exactly the table's fields") {
+  // The struct as docs/dendrite.md's "API" block shows it: one member per line,
+  // "type name = default;" or "type name{...};".
+  const std::string doc = read_source("docs/dendrite.md");
+  const auto start = doc.find("struct dendrite_options {");
+  REQUIRE(start != std::string::npos);
+  const auto end = doc.find("\n};", start);
+  REQUIRE(end != std::string::npos);
+  std::set<std::string> documented;
+  static const std::regex member("^  [A-Za-z0-9_:<>, ]+[ >]([a-z][a-z0-9_]*) *(=|\\{|;)");
+  std::istringstream lines(doc.substr(start, end - start));
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, member)) documented.insert(m[1]);
+  }
+  const auto table = field_names(bt::dendrite_options::option_table());
+  INFO("fields not declared: " << joined(minus(table, documented)));
+  INFO("declared, not fields: " << joined(minus(documented, table)));
+  CHECK(documented == table);
 }
 
 TEST_CASE("docs: bt-axon --help lists the flag of every axon_options field that has one") {

@@ -20,6 +20,7 @@
 #include <bt/epistula.hpp>
 #include <bt/keypair.hpp>
 #include <bt/metrics.hpp>
+#include <bt/option_table.hpp>
 #include <bt/streaming_synapse.hpp>
 #include <bt/synapse.hpp>
 #include <bt/version.hpp>
@@ -37,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -123,7 +125,39 @@ struct dendrite_options {
   /// and 1 s before the lifetime the axon announced; an invalid accept closes the connection.
   /// Not used for Epistula calls, nor with insecure_skip_signing.
   bool session = false;
+
+  /// Every field above with one line of help (bt/option_table.hpp): the list the Python
+  /// Dendrite's keyword arguments and the docs test walk. `logger` is an object, not a value.
+  static constexpr auto option_table();
 };
+
+constexpr auto dendrite_options::option_table() {
+  using o = dendrite_options;
+  return std::tuple{
+      option_field{"external_ip", &o::external_ip,
+                   "bt_header_dendrite_ip; empty: the connection's local address"},
+      option_field{"version", &o::version, "version_as_int announced to axons"},
+      option_field{"threads", &o::threads, "I/O threads of a dendrite that owns its io_context"},
+      option_field{"max_concurrency", &o::max_concurrency, "forward(): calls in flight at once"},
+      option_field{"max_idle_per_endpoint", &o::max_idle_per_endpoint,
+                   "idle keep-alive connections kept per axon endpoint"},
+      option_field{"max_idle_total", &o::max_idle_total, "idle connections kept in total"},
+      option_field{"idle_timeout", &o::idle_timeout,
+                   "an idle connection older than this is closed instead of reused"},
+      option_field{"max_response_body_bytes", &o::max_response_body_bytes,
+                   "response body limit per call"},
+      option_field{"max_response_header_bytes", &o::max_response_header_bytes,
+                   "response head limit (with 1xx heads, chunk extensions and trailers)"},
+      option_field{"max_interim_responses", &o::max_interim_responses,
+                   "1xx interim responses skipped before the final answer"},
+      option_field{"logger", &o::logger, "where per-call lines and warnings go (an object)"},
+      option_field{"insecure_skip_signing", &o::insecure_skip_signing,
+                   "benchmarks only: send requests unsigned (loopback axons only)"},
+      option_field{"verify_responses", &o::verify_responses,
+                   "response signatures: off, if_present or required"},
+      option_field{"session", &o::session, "offer sessions to our own axons (PROTOCOL 13)"},
+  };
+}
 
 /// The answer to dendrite::epistula_call. A call never throws: `error` says when no usable HTTP
 /// answer arrived, and then `status` and `status_message` come from docs/dendrite.md's table
