@@ -45,15 +45,14 @@ class call_dialect {
 
   bool streaming() const noexcept { return streaming_; }
 
-  /// The call's name in messages and metric labels (a synapse's name, an Epistula path).
+  /// The call's name in messages and metric labels (a synapse's name, an Epistula path); the
+  /// exchange keeps the reference (read once, when the call is made).
   virtual const std::string& name() const noexcept = 0;
 
-  /// Once, first of all (even for a call stopped before it began): set what a failure reports
-  /// against (the synapse's preset fields).
-  virtual void preset(const call_context&) {}
-  /// Once, after the stop check and before the address is checked: why this request cannot be
-  /// sent at all (an invalid_address failure), or empty.
-  virtual std::string request_problem() const { return {}; }
+  /// Once, first of all (even for a call stopped before it began): sets what a failure reports
+  /// against (the synapse's preset fields), and returns why this request cannot be sent at all
+  /// (an invalid_address failure, which a stop before the start outranks), or empty.
+  virtual std::string begin(const call_context& cx) = 0;
 
   /// Once per try, each with a fresh nonce: encodes the request head into `c.head` and returns
   /// the body to send after it (a view that lives until the next try). Sets `request_id` to what

@@ -129,6 +129,7 @@ call_exchange::call_exchange(std::shared_ptr<dendrite_state> st, const axon_info
       timer_(st_->ex),
       target_(target),
       dialect_(dialect),
+      name_(dialect.name()),
       timeout_(timeout),
       deadline_(deadline),
       chunk_cb_([this](std::uint64_t, beast::string_view ext, beast::error_code& ec) {
@@ -180,10 +181,10 @@ std::unique_ptr<pooled_connection> call_exchange::take_pooled() {
   }
 }
 
-/// The axon's address, hotkey and the request, checked before a connection; sets ep_ and host_.
-void call_exchange::check_address() {
-  if (std::string why = dialect_.request_problem(); !why.empty())
-    throw call_failure{dendrite_errc::invalid_address, std::move(why)};
+/// The request (`problem`: the dialect's objection), the axon's address and hotkey, checked
+/// before a connection; sets ep_ and host_.
+void call_exchange::check_address(std::string problem) {
+  if (!problem.empty()) throw call_failure{dendrite_errc::invalid_address, std::move(problem)};
   beast::error_code ec;
   auto addr = net::ip::make_address(target_.ip, ec);
   if (ec)
@@ -211,10 +212,10 @@ void call_exchange::check_address() {
 net::awaitable<bool> call_exchange::exchange(std::optional<call_failure> stopped_before_start) {
   const steady::time_point begin = steady::now();
   if (stopped_before_start && !stop_) stop_ = std::move(stopped_before_start);
-  dialect_.preset(context());
+  std::string problem = dialect_.begin(context());
   // A fan-out call still queued at its deadline ends here, without a connection.
   throw_if_stopped();
-  check_address();
+  check_address(std::move(problem));
 
   timer_.expires_at(deadline_);
   timer_.async_wait(net::bind_executor(exec_, [self = shared_from_this()](beast::error_code e) {
@@ -306,7 +307,7 @@ net::awaitable<beast::error_code> call_exchange::send() {
   const std::string_view body = dialect_.encode_try(context(), c, request_id_);
   if (st_->log && st_->log->should_log(spdlog::level::debug)) {
     st_->log->debug("dendrite | --> | {} B | {} | {} | {} | 0 | Success",
-                    c.head.size() + body.size(), dialect_.name(), target_.hotkey, host_);
+                    c.head.size() + body.size(), name_, target_.hotkey, host_);
   }
   const beast::error_code ec =
       co_await write_whole(c.socket, {net::buffer(c.head), net::buffer(body)});
@@ -523,16 +524,15 @@ void call_exchange::finish(std::exception_ptr ep, bool keep) {
   }
   st_->unregister_op(this);
   st_->calls.fetch_add(1, std::memory_order_relaxed);
-  const std::string& name = dialect_.name();
   try {
     const std::string status = std::to_string(dialect_.final_status());
-    st_->calls_by.with({name, status}).inc();
-    st_->call_seconds.with({name, status})
+    st_->calls_by.with({name_, status}).inc();
+    st_->call_seconds.with({name_, status})
         .observe(std::chrono::duration<double>(steady::now() - begun_).count());
   } catch (...) {  // out of memory: the call still completes, uncounted
   }
   if (st_->log && st_->log->should_log(spdlog::level::debug)) {
-    st_->log->debug("dendrite | <-- | {} | {} | {} | {} | {}", name, target_.hotkey, host_,
+    st_->log->debug("dendrite | <-- | {} | {} | {} | {} | {}", name_, target_.hotkey, host_,
                     dialect_.final_status(), dialect_.final_message());
   }
   auto done = std::move(on_done);

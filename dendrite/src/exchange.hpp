@@ -52,7 +52,7 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   void stop(dendrite_errc e, std::string detail);
   void throw_if_stopped();
   boost::asio::awaitable<bool> exchange(std::optional<call_failure> stopped_before_start);
-  void check_address();
+  void check_address(std::string problem);
   boost::asio::awaitable<void> connect();
   boost::asio::awaitable<boost::beast::error_code> send();
   boost::asio::awaitable<boost::beast::error_code> read_final_head();
@@ -77,6 +77,7 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   boost::asio::steady_timer timer_;
   const axon_info& target_;
   call_dialect& dialect_;
+  const std::string& name_;  ///< dialect_.name()
   double timeout_;
   steady::time_point deadline_;
   sha256_hasher stream_hash_;                       ///< a streaming call's body so far

@@ -14,7 +14,7 @@ plain_request_dialect::plain_request_dialect(std::string method, std::string pat
       out_(out),
       name_(path_.starts_with('/') ? path_.substr(1) : path_) {}
 
-std::string plain_request_dialect::request_problem() const {
+std::string plain_request_dialect::begin(const call_context&) {
   return epistula_target_problem(method_, path_);
 }
 

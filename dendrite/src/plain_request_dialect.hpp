@@ -11,7 +11,7 @@ namespace bt::detail {
 class plain_request_dialect : public call_dialect {
  public:
   const std::string& name() const noexcept final { return name_; }
-  std::string request_problem() const final;
+  std::string begin(const call_context& cx) final;
   void merge(const call_context& cx, http_response& res, bool verified) final;
   void set_process_time(double seconds) final { out_->process_time = seconds; }
   void record_failure(const call_context& cx, dendrite_errc code, std::string_view detail) final;

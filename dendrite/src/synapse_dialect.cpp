@@ -14,8 +14,9 @@ namespace bt::detail {
 
 using steady = std::chrono::steady_clock;
 
-void synapse_dialect::preset(const call_context& cx) {
+std::string synapse_dialect::begin(const call_context& cx) {
   preset_request(*ref_.object, cx.target, cx.timeout, cx.st.identity(), cx.st.opt.external_ip);
+  return {};
 }
 
 std::string_view synapse_dialect::encode_try(const call_context& cx, pooled_connection& c,

@@ -16,7 +16,7 @@ class synapse_dialect final : public call_dialect {
       : call_dialect(sink != nullptr), ref_(ref), sink_(sink) {}
 
   const std::string& name() const noexcept override { return ref_.descriptor->name(); }
-  void preset(const call_context& cx) override;
+  std::string begin(const call_context& cx) override;
   std::string_view encode_try(const call_context& cx, pooled_connection& c,
                               std::string& request_id) override;
   bool on_final_head(const call_context& cx, pooled_connection& c,
