@@ -2,7 +2,9 @@
 // limits, deadline, retry, response signature, error mapping) and a dialect: what one kind of
 // request (a synapse call, an Epistula call) encodes on each try and makes of the answer. The
 // exchange has no branch on the dialect; a new dialect is one class implementing call_dialect
-// plus the entry point that creates its call (dendrite.cpp).
+// plus the entry point that creates its call (dendrite.cpp). One that sends a caller's method,
+// path and JSON body and hands the answer back as received derives from plain_request_dialect
+// and writes only encode_try(), as the Epistula dialect does.
 //
 // Every member runs on the call's executor, one at a time. A member that finds the call cannot
 // go on throws call_failure; the exchange then has the dialect record it (record_failure).
