@@ -1,6 +1,6 @@
 // A PLAIN JSON ROUTE'S PIPELINE (axon::route, PROTOCOL 12): Epistula v2 authentication, then
 // the same policy, admission and forward as a synapse (pipeline.cpp). The session
-// (connection::serve_json) calls these stages in order; each is cheaper than the next, and
+// (connection::admit_json) calls these stages in order; each is cheaper than the next, and
 // everything the head alone decides is decided before a byte of the body is read:
 //
 //   #   stage                           on failure (HTTP status, {"message": ...})

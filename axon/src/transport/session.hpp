@@ -76,16 +76,16 @@ class connection : public request_host {
   /// answer. Writes exactly one response (or none if the connection dies or the axon aborts).
   /// Returns whether the connection may carry another request.
   task<bool> serve(request_parser& p);
-  /// serve() for a plain JSON route, once stage 1 matched it (json_pipeline.cpp's stages).
-  task<bool> serve_json(request_state& st);
+  /// Stages J1-J5 of a plain JSON route (json_pipeline.cpp), once stage 1 matched it: the
+  /// rejection to answer, if any; `alive` false when the peer vanished during the body.
+  task<stage_result> admit_json(request_state& st, bool& alive);
   /// A scheme that signs the body (auth_scheme::verify_body), once body_ is read: the signature,
   /// then the replay record. The rejection to answer, if any.
   task<stage_result> authenticate_body(request_state& st, const auth_scheme& scheme);
-  /// The scheme's replay record: inline, or waited for when the store needs I/O.
-  task<stage_result> record_replay(request_state& st, const auth_scheme& scheme);
-  /// Stages 9-10 of every route: the handler under the deadline, then its answer (a synapse
-  /// route's echoed synapse or stream, a plain route's JSON) or the rejection.
-  task<bool> forward_and_answer(request_state& st);
+  /// The replay store answers inline (or is skipped): auth_scheme::record, no suspension.
+  bool replay_answers_inline() const noexcept;
+  /// The scheme's replay record through a store that needs I/O, waited for on the strand.
+  task<stage_result> await_replay(request_state& st, const auth_scheme& scheme);
   /// The answer's stats and access line.
   void account(const request_state& st, int status, std::string_view message, double elapsed);
   /// opts.proxy_protocol: checks that the peer is a trusted proxy, reads its PROXY header (under

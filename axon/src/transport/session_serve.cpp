@@ -184,86 +184,48 @@ task<bool> connection::serve(request_parser& p) {
   // The answer when a stage refuses. Always a named object passed by reference: GCC 12
   // mishandles non-trivial temporaries inside co_await expressions (they can be destroyed twice).
   stage_result rej;
+  bool alive = true;  // false: the peer vanished while its body was read (nothing to answer)
 
   // ---- stages 1-7a: the head alone decides; every refusal closes (nothing of the body read) ----
   if ((rej = check_request_line(st))) co_return co_await answer(*rej, &st);
-  if (st.r->plain()) co_return co_await serve_json(st);
-  const auth_scheme& scheme = choose_scheme(st);
-  if ((rej = scheme.check_head(st, out_.scratch))) co_return co_await answer(*rej, &st);
-  const bool signed_head = scheme.verify_body == nullptr;
-  if (signed_head) {
-    // Verified on the head: 4, 5 and 6 before a byte of the body is read.
-    if ((rej = check_blacklist(st))) co_return co_await answer(*rej, &st);
-    rej = co_await record_replay(st, scheme);
-    if (rej || (rej = prioritize(st))) co_return co_await answer(*rej, &st);
-  }
-  if ((rej = check_declared_length(st))) co_return co_await answer(*rej, &st);
+  if (st.r->plain()) {
+    rej = co_await admit_json(st, alive);
+  } else {
+    // A synapse route's stages run in this frame: the most common request (a synapse, a store
+    // that answers inline) costs no coroutine frame but this one and the body read's.
+    const auth_scheme& scheme = choose_scheme(st);
+    if ((rej = scheme.check_head(st, out_.scratch))) co_return co_await answer(*rej, &st);
+    const bool signed_head = scheme.verify_body == nullptr;
+    if (signed_head) {
+      // Verified on the head: 4, 5 and 6 before a byte of the body is read.
+      if ((rej = check_blacklist(st))) co_return co_await answer(*rej, &st);
+      if (replay_answers_inline())
+        rej = scheme.record(st);
+      else
+        rej = co_await await_replay(st, scheme);
+      if (rej || (rej = prioritize(st))) co_return co_await answer(*rej, &st);
+    }
+    if ((rej = check_declared_length(st))) co_return co_await answer(*rej, &st);
 
-  // ---- 7b. the body, under the watchdog ----
-  if (st.body_pending) {
-    bool alive = true;
-    rej = co_await read_body(st, alive);
-    if (rej) co_return co_await answer(*rej, &st);
-    if (!alive) co_return false;
-  }
-  if (!signed_head) {
+    // ---- 7b. the body, under the watchdog ----
+    if (st.body_pending) {
+      rej = co_await read_body(st, alive);
+      if (rej) co_return co_await answer(*rej, &st);
+      if (!alive) co_return false;
+    }
     // ---- the signature over the body and its replay record, then 3b, 4 and 6 on the signer ----
-    rej = co_await authenticate_body(st, scheme);
-    if (rej || (rej = check_route_verify(st)) || (rej = check_blacklist(st)) ||
-        (rej = prioritize(st)))
-      co_return co_await answer(*rej, &st);
+    if (!signed_head && !(rej = co_await authenticate_body(st, scheme)) &&
+        !(rej = check_route_verify(st)) && !(rej = check_blacklist(st)))
+      rej = prioritize(st);
+
+    // ---- 7c, 8: admission, then the body synapse ----
+    if (!rej && !(rej = admit(st))) rej = check_body(st, body_);
+    // A large body's bytes are not needed once parsed: freeing them now means a running handler
+    // costs its synapse, not also the raw body (the connection keeps small buffers for reuse).
+    if (body_.capacity() > keep_body_bytes) std::string().swap(body_);
   }
-
-  // ---- 7c, 8: admission, then the body synapse ----
-  if ((rej = admit(st)) || (rej = check_body(st, body_))) co_return co_await answer(*rej, &st);
-  // A large body's bytes are not needed once parsed: freeing them now means a running handler
-  // costs its synapse, not also the raw body (the connection keeps small buffers for reuse).
-  if (body_.capacity() > keep_body_bytes) std::string().swap(body_);
-  co_return co_await forward_and_answer(st);
-}
-
-task<bool> connection::serve_json(request_state& st) {
-  stage_result rej;  // a named object: see serve()
-
-  // ---- J1, 7a: the Epistula head and the declared length; refusals close ----
-  if ((rej = check_json_head(st)) || (rej = check_declared_length(st)))
-    co_return co_await answer(*rej, &st);
-
-  // ---- 7b. the body, under the watchdog ----
-  if (st.body_pending) {
-    bool alive = true;
-    rej = co_await read_body(st, alive);
-    if (rej) co_return co_await answer(*rej, &st);
-    if (!alive) co_return false;
-  }
-
-  // ---- J2, J3: the signature over the body, then the replay store ----
-  rej = co_await authenticate_body(st, epistula_scheme);
+  if (!alive) co_return false;
   if (rej) co_return co_await answer(*rej, &st);
-
-  // ---- J4, 7c, J5: policy, admission, the body as JSON ----
-  if ((rej = check_json_policy(st)) || (rej = admit(st)) || (rej = parse_json_request(st, body_)))
-    co_return co_await answer(*rej, &st);
-  co_return co_await forward_and_answer(st);
-}
-
-task<stage_result> connection::authenticate_body(request_state& st, const auth_scheme& scheme) {
-  stage_result rej;  // a named object: see serve()
-  if ((rej = scheme.verify_body(st, body_, out_.scratch))) co_return rej;
-  co_return co_await record_replay(st, scheme);
-}
-
-task<stage_result> connection::record_replay(request_state& st, const auth_scheme& scheme) {
-  if (core_.opts.insecure_skip_verification || core_.nonces->answers_inline())
-    co_return scheme.record(st);
-  const clock_type::time_point store_t0 = clock_type::now();
-  const nonce_verdict v = co_await await_nonce_verdict(st, scheme.start_record);
-  core_.stats->on_store(v, seconds_since(store_t0));
-  co_return scheme.record_outcome(st, v);
-}
-
-task<bool> connection::forward_and_answer(request_state& st) {
-  stage_result rej;  // a named object: see serve()
 
   // ---- 9. forward, under the request's deadline ----
   const clock_type::time_point forward_t0 = clock_type::now();
@@ -302,6 +264,44 @@ task<bool> connection::forward_and_answer(request_state& st) {
   account(st, status, message, elapsed);
   const bool written = co_await write_response();
   co_return written && !close;
+}
+
+task<stage_result> connection::admit_json(request_state& st, bool& alive) {
+  stage_result rej;  // a named object: see serve()
+
+  // ---- J1, 7a: the Epistula head and the declared length; refusals close ----
+  if ((rej = check_json_head(st)) || (rej = check_declared_length(st))) co_return rej;
+
+  // ---- 7b. the body, under the watchdog ----
+  if (st.body_pending) {
+    rej = co_await read_body(st, alive);
+    if (rej || !alive) co_return rej;
+  }
+
+  // ---- J2, J3: the signature over the body, then the replay store ----
+  if ((rej = co_await authenticate_body(st, epistula_scheme))) co_return rej;
+
+  // ---- J4, 7c, J5: policy, admission, the body as JSON ----
+  if (!(rej = check_json_policy(st)) && !(rej = admit(st))) rej = parse_json_request(st, body_);
+  co_return rej;
+}
+
+task<stage_result> connection::authenticate_body(request_state& st, const auth_scheme& scheme) {
+  stage_result rej;  // a named object: see serve()
+  if ((rej = scheme.verify_body(st, body_, out_.scratch))) co_return rej;
+  if (replay_answers_inline()) co_return scheme.record(st);
+  co_return co_await await_replay(st, scheme);
+}
+
+bool connection::replay_answers_inline() const noexcept {
+  return core_.opts.insecure_skip_verification || core_.nonces->answers_inline();
+}
+
+task<stage_result> connection::await_replay(request_state& st, const auth_scheme& scheme) {
+  const clock_type::time_point store_t0 = clock_type::now();
+  const nonce_verdict v = co_await await_nonce_verdict(st, scheme.start_record);
+  core_.stats->on_store(v, seconds_since(store_t0));
+  co_return scheme.record_outcome(st, v);
 }
 
 void connection::account(const request_state& st, int status, std::string_view message,
