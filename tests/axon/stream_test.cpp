@@ -593,7 +593,8 @@ TEST_CASE("many concurrent streams", "[axon][stream]") {
         stream_client c(ax.port());
         for (int i = 0; i < per_client; ++i) {
           std::string text;
-          // append(), not "w" + s: GCC 12 reports a false -Wrestrict on that (GCC PR 105329).
+          // append(), not "w" + s: GCC 12 reports a false -Wrestrict inside the library's string
+          // concatenation on that.
           for (int k = 0; k < 20; ++k)
             text.append("w")
                 .append(std::to_string(t))

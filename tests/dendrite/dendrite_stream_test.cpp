@@ -351,7 +351,8 @@ TEST_CASE("cancelling a stream ends it with 503", "[dendrite][stream]") {
 
 TEST_CASE("many concurrent streams, and a coroutine caller", "[dendrite][stream]") {
   std::vector<std::string> parts;
-  // append(), not "w" + s: GCC 12 reports a false -Wrestrict on the latter here (GCC PR 105329).
+  // append(), not "w" + s: GCC 12 reports a false -Wrestrict on the latter here, inside the
+  // library's string concatenation.
   for (int i = 0; i < 20; ++i)
     parts.push_back(std::string("w").append(std::to_string(i)).append("\n"));
   fault_server srv(streamer(parts, 2ms));
