@@ -8,12 +8,6 @@ namespace bt::detail {
 
 namespace {
 
-/// Every request is the bittensor scheme's when the route accepts it and no other scheme's
-/// headers are present: its check says what is missing from an unsigned one.
-bool claims_every_request(const request_state&) noexcept {
-  return true;
-}
-
 stage_result bittensor_scheme_head(request_state& st, std::string& scratch) {
   if (stage_result rej = parse_header_synapse(st)) return rej;
   return verify(st, scratch);
@@ -27,8 +21,15 @@ stage_result bittensor_scheme_outcome(const request_state&, nonce_verdict v) {
 
 // In auth_scheme's member order: name, member, detect, check_head, verify_body, record,
 // start_record, record_outcome.
-const auth_scheme bittensor_scheme{
-    "bittensor", auth_mode::bittensor, &claims_every_request, &bittensor_scheme_head,
-    nullptr,     &record_nonce,        &start_record_nonce,   &bittensor_scheme_outcome};
+// detect null: every request is the bittensor scheme's when the route accepts it and no other
+// scheme's headers are present; its check says what is missing from an unsigned one.
+const auth_scheme bittensor_scheme{"bittensor",
+                                   auth_mode::bittensor,
+                                   nullptr,
+                                   &bittensor_scheme_head,
+                                   nullptr,
+                                   &record_nonce,
+                                   &start_record_nonce,
+                                   &bittensor_scheme_outcome};
 
 }  // namespace bt::detail

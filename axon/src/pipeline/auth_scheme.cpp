@@ -19,7 +19,7 @@ const auth_scheme& choose_scheme(const request_state& st) noexcept {
   const auth_scheme* chosen = nullptr;
   for (const auth_scheme* s : registered) {
     if (!accepts(accepted, s->member)) continue;
-    if (s->detect(st)) {
+    if (!s->detect || s->detect(st)) {
       chosen = s;
       break;
     }

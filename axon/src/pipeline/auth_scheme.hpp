@@ -32,7 +32,9 @@ struct auth_scheme {
   std::string_view name;
   /// The bit a route's auth set must hold for this scheme to run.
   auth_mode member;
-  /// Cheap, from the head's fields alone: the request carries this scheme's credentials.
+  /// Cheap, from the head's fields alone: the request carries this scheme's credentials. Null:
+  /// the scheme claims every request that reaches it (registered last; its check names what is
+  /// missing), and choosing it costs no call.
   bool (*detect)(const request_state& st) noexcept;
   /// Everything the head decides; creates st.job. `scratch`: room for a signed message.
   stage_result (*check_head)(request_state& st, std::string& scratch);
