@@ -23,7 +23,7 @@ if(TARGET bt_cli)
   add_executable(bt_cli_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/bt_cli_test.cpp)
   target_link_libraries(bt_cli_test PRIVATE bt_test_main bt_cli)
   bt_target_defaults(bt_cli_test)
-  catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
+  catch_discover_tests(bt_cli_test TEST_PREFIX "tools: " EXTRA_ARGS --warn NoTests PROPERTIES TIMEOUT 60)
 endif()
 
 # bt-axon's log formatters (tools/common/log_setup.hpp, header-only, through bt_cli): "tools: log ...".
@@ -31,7 +31,7 @@ if(BT_BUILD_TOOLS)
   add_executable(log_setup_test ${CMAKE_CURRENT_SOURCE_DIR}/tools/log_setup_test.cpp)
   target_link_libraries(log_setup_test PRIVATE bt_test_main bt::synapse bt_cli)
   bt_target_defaults(log_setup_test)
-  catch_discover_tests(log_setup_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
+  catch_discover_tests(log_setup_test TEST_PREFIX "tools: " EXTRA_ARGS --warn NoTests PROPERTIES TIMEOUT 60)
 endif()
 
 # The allocator policy of bt-axon and bt-ping (tools/common/heap_policy.hpp), in a process of its own (the
@@ -47,7 +47,7 @@ if(TARGET bt_cli)
     set_target_properties(heap_policy_test PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
   endif()
   bt_target_defaults(heap_policy_test)
-  catch_discover_tests(heap_policy_test TEST_PREFIX "tools: " PROPERTIES TIMEOUT 60)
+  catch_discover_tests(heap_policy_test TEST_PREFIX "tools: " EXTRA_ARGS --warn NoTests PROPERTIES TIMEOUT 60)
 endif()
 
 # The docs against the tools: each tool's section lists exactly the flags its --help lists

@@ -116,8 +116,7 @@ struct axon::impl {
 
   // One io_context per I/O thread, each run by exactly that thread: a connection lives on one
   // of them (round robin at accept), so its completions never wake another thread and the
-  // scheduler needs no cross-thread hand-offs (measured: a third less latency than N threads
-  // sharing one context on the ping path).
+  // scheduler needs no cross-thread hand-offs.
   std::vector<std::unique_ptr<detail::net::io_context>> iocs;
   std::size_t next_ioc = 0;  // accept loop only
   // Keep each context's run() going while it has no connection; released by stop().

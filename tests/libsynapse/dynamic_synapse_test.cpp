@@ -126,7 +126,7 @@ TEST_CASE("placeholders follow the runtime JSON type of the value", "[dynamic_sy
   CHECK(h.find("bt_header_input_obj_opt") == nullptr);
 }
 
-TEST_CASE("get() finds fields by exact name; copies share the type", "[dynamic_synapse]") {
+TEST_CASE("get() finds fields by exact name, copies share the type", "[dynamic_synapse]") {
   auto d = make({{"a", bt::required}});
   bt::dynamic_synapse s(d);
   REQUIRE(s.get("a") != nullptr);

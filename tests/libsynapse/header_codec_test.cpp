@@ -274,7 +274,7 @@ TEST_CASE("Dummy headers: placeholder for the required input, none for the outpu
                           "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"));
 }
 
-TEST_CASE("header copies of messages are sanitised; names are lower case", "[header_codec]") {
+TEST_CASE("header copies of messages are sanitised, names are lower case", "[header_codec]") {
   struct MixedCase : bt::synapse {
     std::int64_t InputValue = 0;
     static bt::synapse_schema<MixedCase> schema() {

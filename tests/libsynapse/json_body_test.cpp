@@ -264,7 +264,7 @@ TEST_CASE("typed containers report the failing element", "[json_body][errors]") 
   CHECK(r.ratio == 2.0);
 }
 
-TEST_CASE("parse_json: depth bound is configurable; big integers are exact", "[json_body]") {
+TEST_CASE("parse_json: depth bound is configurable, big integers are exact", "[json_body]") {
   bt::json j;
   REQUIRE_FALSE(bt::parse_json("[[[1]]]", j, {.max_depth = 3}));
   const auto err = bt::parse_json("[[[[1]]]]", j, {.max_depth = 3});

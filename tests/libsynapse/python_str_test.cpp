@@ -183,7 +183,7 @@ TEST_CASE("python_str of JSON values matches PROTOCOL 3.4", "[python_str]") {
         "83dd07c7d0758167424ca23bce0c28c1a350f0c8fd40afa8d93f532b58b7167f");
 }
 
-TEST_CASE("repr of values quotes top-level strings; big unsigned ints stay exact", "[python_str]") {
+TEST_CASE("repr of values quotes top-level strings, big unsigned ints stay exact", "[python_str]") {
   std::string out;
   bt::append_python_value_repr(bt::json("x'y"), out);
   CHECK(out == "\"x'y\"");

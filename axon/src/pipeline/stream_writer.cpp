@@ -20,8 +20,8 @@
 #include <stdexcept>
 #include <string>
 
-// GCC 12 reports -Wmismatched-new-delete on Asio coroutine frames at -O2 (a false positive, GCC
-// PR 109224: the frame's class-specific operator new and operator delete do match).
+// GCC 12 reports -Wmismatched-new-delete on Asio coroutine frames at -O2 (a false positive: the
+// frame's class-specific operator new and operator delete do match).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
