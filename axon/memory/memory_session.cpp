@@ -8,8 +8,8 @@
 #include "memory_session.hpp"
 
 #include "axon_impl.hpp"
+#include "session/session.hpp"
 #include "transport/byte_stream.hpp"
-#include "transport/session.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>

@@ -4,7 +4,7 @@
 #include <bt/detail/uuid.hpp>
 
 #include "axon_impl.hpp"
-#include "transport/session.hpp"
+#include "session/session.hpp"
 
 #include <bt/python_str.hpp>
 #include <bt/version.hpp>

@@ -3,7 +3,7 @@
 // once the routes are fixed. The lifecycle itself (start, the accept loop, stop) is axon.cpp's.
 #include "axon_impl.hpp"
 
-#include "transport/session.hpp"
+#include "session/session.hpp"
 
 #include <bt/detail/uuid.hpp>
 #include <bt/python_str.hpp>

@@ -1,7 +1,7 @@
 // Sessions between our own ends on the axon's side (PROTOCOL 13): the state one connection keeps
 // once it accepted a dendrite's offer, and what stage 3 decided about one request. The stage
-// functions that use them are declared in pipeline.hpp (verify_session_request,
-// verify_session_offer, authenticate_answer) and defined in conn_session.cpp.
+// functions that use them are declared in pipeline/pipeline.hpp (verify_session_request,
+// verify_session_offer, authenticate_answer) and defined in schemes/conn_session.cpp.
 //
 // A session exists only in its connection object and dies with it: nothing is shared between
 // connections or axons, so there is no session to steal from elsewhere, and a key's exposure is

@@ -1,7 +1,7 @@
 // The connection coroutine's I/O: keep-alive loop, idle and header deadlines, the PROXY header,
 // the head parser, the body read under its watchdog, every write, the idle memory rules and
 // closing. One request's course through the stages is session_serve.cpp's.
-#include "transport/session.hpp"
+#include "session/session.hpp"
 
 #include "transport/request_parser.hpp"
 #include "transport/stream.hpp"

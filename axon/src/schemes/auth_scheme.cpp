@@ -1,5 +1,5 @@
 // The registry of authentication schemes and the choice among a route's (auth_scheme.hpp).
-#include "pipeline/auth_scheme.hpp"
+#include "schemes/auth_scheme.hpp"
 
 #include <array>
 

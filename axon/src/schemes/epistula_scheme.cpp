@@ -2,7 +2,7 @@
 // exact body bytes, so the request is verified only once its body is read. Its stages are
 // json_pipeline.cpp's J1 (check_synapse_epistula_head), J2 (verify_epistula) and J3 (the
 // uuid's record); a plain JSON route runs the same J2 and J3 through this descriptor.
-#include "pipeline/auth_scheme.hpp"
+#include "schemes/auth_scheme.hpp"
 
 namespace bt::detail {
 

@@ -1,7 +1,7 @@
 // An authentication scheme as the session runs it: how a request proves its caller. A synapse
 // route accepts a set of schemes (route_options::auth, a bt::auth_mode set); each request is
 // authenticated by exactly one, chosen from its head (choose_scheme). Adding a scheme is one
-// new file in auth/ defining its auth_scheme, plus its line in auth_scheme.cpp's registry.
+// new file in schemes/ defining its auth_scheme, plus its line in auth_scheme.cpp's registry.
 //
 // The session calls a scheme's functions at fixed points (session_serve.cpp):
 //   check_head   with the head alone, before any byte of the body (refusals close);
@@ -48,9 +48,9 @@ struct auth_scheme {
   stage_result (*record_outcome)(const request_state& st, nonce_verdict v);
 };
 
-/// The schemes, each defined in its own file of auth/.
-extern const auth_scheme bittensor_scheme;  // auth/bittensor_scheme.cpp
-extern const auth_scheme epistula_scheme;   // auth/epistula_scheme.cpp
+/// The schemes, each defined in its own file of schemes/.
+extern const auth_scheme bittensor_scheme;  // schemes/bittensor_scheme.cpp
+extern const auth_scheme epistula_scheme;   // schemes/epistula_scheme.cpp
 
 /// 1b. The scheme that authenticates a synapse route's request: the first registered scheme in
 /// the route's set whose credentials the head carries, else the first in the set (its check then

@@ -2,7 +2,7 @@
 // connection that holds a session, its MAC (PROTOCOL 13; verify() tells them apart). The head
 // carries the signature, so the request is verified before its body is read. Its stages are
 // pipeline.cpp's 2 (the header synapse), 3 (verify) and 5 (the nonce's record).
-#include "pipeline/auth_scheme.hpp"
+#include "schemes/auth_scheme.hpp"
 
 namespace bt::detail {
 

@@ -2,9 +2,9 @@
 // authentication scheme's stages where auth_scheme.hpp puts them, the body read between them,
 // the wait for the handler and the one answer, with its stats and access line. The connection's
 // I/O itself (reads, writes, timers, closing) is session.cpp's.
-#include "pipeline/auth_scheme.hpp"
+#include "schemes/auth_scheme.hpp"
+#include "session/session.hpp"
 #include "transport/request_parser.hpp"
-#include "transport/session.hpp"
 #include "transport/stream.hpp"
 
 #include <boost/asio/buffer.hpp>
