@@ -1,8 +1,8 @@
 // The option tables (bt/option_table.hpp) against their copies: every field of
 // bt::axon_options::option_table() has a row in docs/axon.md's options table and no row names a
 // field the table lacks; docs/python.md's list of Axon keywords names exactly the fields Python
-// accepts; and bt-axon --help lists the flag of every field that has one. A field added to the
-// struct and its table but not documented, or a flag lost, fails here.
+// accepts; and bt-axon --help and bt-dendrite query --help list the flag of every field that has
+// one. A field added to the struct and its table but not documented, or a flag lost, fails here.
 #include <bt/axon_options.hpp>
 #include <bt/dendrite.hpp>
 
@@ -163,17 +163,20 @@ TEST_CASE("docs: docs/dendrite.md's dendrite_options declares exactly the table'
   CHECK(documented == table);
 }
 
-TEST_CASE("docs: bt-axon --help lists the flag of every axon_options field that has one") {
+namespace {
+
+/// The flags (--name) that `command`'s --help lists: an option line starts with spaces and the
+/// flag, followed by a space or '='.
+std::set<std::string> help_flags(const std::string& command) {
   std::string help;
   {
-    FILE* p = ::popen(BT_AXON_EXE " --help 2>&1", "r");
+    FILE* p = ::popen((command + " --help 2>&1").c_str(), "r");
     REQUIRE(p);
     std::array<char, 4096> buf{};
     for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;)
       help.append(buf.data(), n);
     REQUIRE(::pclose(p) == 0);
   }
-  // An option line starts with spaces and the flag, followed by a space or '='.
   std::set<std::string> listed;
   static const std::regex flag("^ +(--[a-z][a-z0-9_.-]*)");
   std::istringstream lines(help);
@@ -181,11 +184,36 @@ TEST_CASE("docs: bt-axon --help lists the flag of every axon_options field that 
     std::smatch m;
     if (std::regex_search(line, m, flag)) listed.insert(m[1]);
   }
+  return listed;
+}
+
+/// The flags that the fields of `table` name.
+template <class Table>
+std::set<std::string> table_flags(const Table& table) {
   std::set<std::string> flags;
-  bt::detail::for_each_member(bt::axon_options::option_table(), [&](const auto& m) {
+  bt::detail::for_each_member(table, [&](const auto& m) {
     if (!m.cli.flag.empty()) flags.insert("--" + std::string(m.cli.flag));
   });
+  return flags;
+}
+
+}  // namespace
+
+TEST_CASE("docs: bt-axon --help lists the flag of every axon_options field that has one") {
+  const auto listed = help_flags(BT_AXON_EXE);
+  const auto flags = table_flags(bt::axon_options::option_table());
   CHECK(flags.size() > 30);
+  INFO("flags missing from --help: " << joined(minus(flags, listed)));
+  CHECK(minus(flags, listed).empty());
+}
+
+TEST_CASE(
+    "docs: bt-dendrite query --help lists the flag of every dendrite_options field that "
+    "has one") {
+  const auto listed = help_flags(BT_DENDRITE_EXE " query");
+  const auto flags = table_flags(bt::dendrite_options::option_table());
+  // The documented names of bt-dendrite's flags: the table must keep them.
+  CHECK(flags == std::set<std::string>{"--concurrency", "--external-ip", "--session"});
   INFO("flags missing from --help: " << joined(minus(flags, listed)));
   CHECK(minus(flags, listed).empty());
 }

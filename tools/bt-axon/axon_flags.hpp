@@ -1,7 +1,6 @@
-// bt-axon's --axon.* and --admin.* flags, generated from bt::axon_options::option_table(): one flag
-// per field that names one, with the table's help, the unit appended ("(seconds)"), the table's
-// range as the check, the current value of the field as the default shown, and a BT_* environment
-// variable named after the flag (switches have none). Parsing writes straight into the options.
+// bt-axon's --axon.* and --admin.* flags, generated from bt::axon_options::option_table() by
+// bt::cli::add_flags_of (tools/common/option_flags.hpp: help, unit, range and default from the
+// table), each with a BT_* environment variable named after the flag (switches have none).
 #pragma once
 
 #include <bt/axon_options.hpp>
@@ -12,9 +11,6 @@
 #include <string>
 
 namespace bt::miner {
-
-/// The environment variable of a flag: "axon.max_workers" -> "BT_AXON_MAX_WORKERS".
-std::string flag_env_name(std::string_view flag);
 
 /// Registers the flags of `o`'s table on `app`; `o` must outlive the parse. The defaults shown
 /// are `o`'s values at this call, so set a tool's own defaults first. Returns each flag's option

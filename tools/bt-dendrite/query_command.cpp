@@ -13,6 +13,7 @@
 #include <bt/keypair.hpp>
 
 #include <bt_cli.hpp>
+#include <option_flags.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -203,10 +204,7 @@ int report(const std::vector<T>& results, double wall_seconds, bool print_lines 
 template <class T>
 int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons,
               const T& proto) {
-  dendrite d(std::move(key),
-             dendrite_options{.external_ip = cfg.external_ip,
-                              .max_concurrency = std::max<std::size_t>(1, cfg.concurrency),
-                              .session = cfg.session});
+  dendrite d(std::move(key), cfg.dendrite);
   const auto t0 = std::chrono::steady_clock::now();
   auto results = d.forward(axons, proto, cfg.timeout);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -218,8 +216,7 @@ int query_all(const query_config& cfg, keypair key, const std::vector<axon_info>
 template <class T>
 int stream_all(const query_config& cfg, keypair key, const std::vector<axon_info>& axons,
                const T& proto) {
-  dendrite d(std::move(key),
-             dendrite_options{.external_ip = cfg.external_ip, .session = cfg.session});
+  dendrite d(std::move(key), cfg.dendrite);    // one call at a time: max_concurrency unused
   constexpr bool raw = !streaming_synapse<T>;  // dynamic: the body bytes verbatim
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<T> results;
@@ -268,18 +265,13 @@ CLI::App* add_query_command(CLI::App& app, query_config& cfg) {
                 "required_hash_fields of a dynamic synapse, in order");
   q->add_option("--timeout", cfg.timeout, "Total deadline per call in seconds (default 12)");
   add_key_flags(*q, cfg.keys);
-  q->add_option("--external-ip", cfg.external_ip,
-                "bt_header_dendrite_ip value (default: the local address of each connection)");
-  q->add_option("--concurrency", cfg.concurrency, "Calls in flight at once (default 256)")
-      ->check(positive<std::size_t>());
+  // --external-ip, --concurrency and --session: from dendrite_options' table.
+  add_flags_of(*q, cfg.dendrite, [](const auto&, CLI::Option*) {});
   q->add_flag("--dynamic", cfg.dynamic,
               "Treat --synapse as a dynamic type even when the name is a known one");
   q->add_flag("--stream", cfg.stream,
               "Streaming synapse (WordStream or dynamic): print each item as it arrives, then the "
               "final synapse; axons are queried one after another");
-  q->add_flag("--session", cfg.session,
-              "Offer a session on each connection (PROTOCOL 13): an axon of ours that accepts "
-              "gets later requests MAC'd instead of signed; other axons see no difference");
   return q;
 }
 

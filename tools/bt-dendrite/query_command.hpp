@@ -15,6 +15,8 @@
 // 2 for bad usage.
 #pragma once
 
+#include <bt/dendrite.hpp>
+
 #include <endpoint_flags.hpp>
 #include <signing_key.hpp>
 
@@ -40,11 +42,11 @@ struct query_config {
   std::vector<std::string> hash_fields;  ///< --hash-fields NAME... (dynamic types)
   double timeout = 12.0;                 ///< --timeout seconds
   key_flags keys;                        ///< --uri or --wallet.*: the signing hotkey
-  std::string external_ip;               ///< --external-ip: the bt_header_dendrite_ip value
-  std::size_t concurrency = 256;         ///< --concurrency: calls in flight at once
   bool stream = false;                   ///< --stream: call_stream, items printed as they arrive
   bool dynamic = false;                  ///< --dynamic: describe even a known name by the flags
-  bool session = false;                  ///< --session: dendrite_options::session
+  /// The dendrite's options; the fields whose table entry names a flag are set by it
+  /// (--external-ip, --concurrency, --session), the others keep their defaults.
+  bt::dendrite_options dendrite;
 };
 
 /// Adds the `query` subcommand to `app`; `cfg` must outlive the parse. Returns the subcommand

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <future>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,18 +128,27 @@ struct dendrite_options {
   bool session = false;
 
   /// Every field above with one line of help (bt/option_table.hpp): the list the Python
-  /// Dendrite's keyword arguments and the docs test walk. `logger` is an object, not a value.
+  /// Dendrite's keyword arguments, bt-dendrite query's flags (where a field names one: the
+  /// flag names are bt-dendrite's documented ones) and the docs test walk. `logger` is an
+  /// object, not a value.
   static constexpr auto option_table();
 };
 
 constexpr auto dendrite_options::option_table() {
   using o = dendrite_options;
+  // No upper bound but the type's: a front end reads [1, this] as "a positive integer".
+  constexpr double unbounded = double(std::numeric_limits<std::size_t>::max());
   return std::tuple{
-      option_field{"external_ip", &o::external_ip,
-                   "bt_header_dendrite_ip; empty: the connection's local address"},
+      option_field{"external_ip",
+                   &o::external_ip,
+                   "bt_header_dendrite_ip; empty: the connection's local address",
+                   {"external-ip"}},
       option_field{"version", &o::version, "version_as_int announced to axons"},
       option_field{"threads", &o::threads, "I/O threads of a dendrite that owns its io_context"},
-      option_field{"max_concurrency", &o::max_concurrency, "forward(): calls in flight at once"},
+      option_field{"max_concurrency",
+                   &o::max_concurrency,
+                   "forward(): calls in flight at once",
+                   {"concurrency", option_unit::plain, 1, unbounded}},
       option_field{"max_idle_per_endpoint", &o::max_idle_per_endpoint,
                    "idle keep-alive connections kept per axon endpoint"},
       option_field{"max_idle_total", &o::max_idle_total, "idle connections kept in total"},
@@ -155,7 +165,10 @@ constexpr auto dendrite_options::option_table() {
                    "benchmarks only: send requests unsigned (loopback axons only)"},
       option_field{"verify_responses", &o::verify_responses,
                    "response signatures: off, if_present or required"},
-      option_field{"session", &o::session, "offer sessions to our own axons (PROTOCOL 13)"},
+      option_field{"session",
+                   &o::session,
+                   "offer sessions to our own axons (PROTOCOL 13)",
+                   {"session", option_unit::flag}},
   };
 }
 
