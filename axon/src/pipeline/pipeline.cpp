@@ -295,30 +295,44 @@ stage_result parse_header_synapse(request_state& st) {
   return {};
 }
 
-stage_result verify(request_state& st, std::string& scratch) {
-  const axon_options& opts = st.core.opts;
-  const scoped_timer timer([&st](double s) { st.core.stats->on_verify(st.r, s); });
-  synapse& h = st.job->headers;
-  if (!opts.insecure_skip_verification) {
-    // Sessions off: the session fields are ignored, as a Python axon ignores them (a request
-    // with a MAC and no signature is then refused as unsigned).
-    const auto& session = st.parser.session();
-    std::string why;
-    if (opts.accept_sessions && session.macs > 0) {
-      if (stage_result rej = verify_session_request(st, scratch)) return rej;
-    } else if (!st.core.verifier.check(h, wall_ns(), scratch, why)) {
-      return reject(axon_errc::not_verified, close_early, why);
-    }
-    // The signature (or the session's MAC) covered these very fields: from here on, answers
-    // name this caller and this request (PROTOCOL 5.15), refusals included.
-    st.identity.set_synapse(h.dendrite);
-    if (opts.accept_sessions && session.offers > 0)
-      if (stage_result rej = verify_session_offer(st)) return rej;
-  }
+namespace {
+
+// 3's tail once a signature or a session MAC covered the head's fields: from here on, answers
+// name this caller and this request (PROTOCOL 5.15), refusals included. Then a session offer
+// riding on the request, the route's verify function, and error answers may be signed (D29:
+// never for an unverified request).
+stage_result finish_verify(request_state& st) {
+  st.identity.set_synapse(st.job->headers.dendrite);
+  if (st.core.opts.accept_sessions && st.parser.session().offers > 0)
+    if (stage_result rej = verify_session_offer(st)) return rej;
   if (stage_result rej = check_route_verify(st)) return rej;
-  // From here on, error answers may be signed (D29: never for an unverified request).
-  st.verified = !opts.insecure_skip_verification;
+  st.verified = true;
   return {};
+}
+
+}  // namespace
+
+stage_result verify(request_state& st, std::string& scratch) {
+  const scoped_timer timer([&st](double s) { st.core.stats->on_verify(st.r, s); });
+  // Skipped verification: only the route's own function runs, and nothing counts as verified.
+  if (st.core.opts.insecure_skip_verification) return check_route_verify(st);
+  // The session fields are not this check's: with sessions off they are ignored, as a Python
+  // axon ignores them (a request with a MAC and no signature is then refused as unsigned).
+  std::string why;
+  if (!st.core.verifier.check(st.job->headers, wall_ns(), scratch, why))
+    return reject(axon_errc::not_verified, close_early, why);
+  return finish_verify(st);
+}
+
+bool carries_session_mac(const request_state& st) noexcept {
+  const axon_options& opts = st.core.opts;
+  return opts.accept_sessions && !opts.insecure_skip_verification && st.parser.session().macs > 0;
+}
+
+stage_result verify_session(request_state& st, std::string& scratch) {
+  const scoped_timer timer([&st](double s) { st.core.stats->on_verify(st.r, s); });
+  if (stage_result rej = verify_session_request(st, scratch)) return rej;
+  return finish_verify(st);
 }
 
 stage_result check_route_verify(request_state& st) {

@@ -139,6 +139,13 @@ stage_result check_request_line(request_state& st);
 stage_result parse_header_synapse(request_state& st);
 /// 3. Signature, freshness and the route's verify function. `scratch`: the signed message.
 stage_result verify(request_state& st, std::string& scratch);
+/// 3 for a request that a connection's session carries (the session scheme, PROTOCOL 13): its
+/// MAC (verify_session_request) in place of the signature, then the same checks as verify().
+stage_result verify_session(request_state& st, std::string& scratch);
+/// The session scheme's detection: the head carries a bt-session MAC and sessions are on. With
+/// sessions off or verification skipped the session fields are ignored, and the bittensor
+/// scheme takes the request (a MAC without a signature is then refused as unsigned).
+bool carries_session_mac(const request_state& st) noexcept;
 /// 3, a request with a bt-session field (opts.accept_sessions; conn_session.cpp): the session
 /// named is this connection's, within its bounds, the request's fields canonical and fresh (as
 /// for a signature), its hotkeys the session's and this axon's, and its MAC valid. Counts it.

@@ -8,8 +8,11 @@ namespace bt::detail {
 namespace {
 
 // Registry order is detection order: a scheme recognised by its own headers comes before the
-// bittensor scheme, which claims every request (its check names what is missing).
-constexpr std::array<const auth_scheme*, 2> registered{&epistula_scheme, &bittensor_scheme};
+// bittensor scheme, which claims every request (its check names what is missing). Epistula's
+// headers win over a session MAC, as they did when the MAC was checked inside the bittensor
+// scheme.
+constexpr std::array<const auth_scheme*, 3> registered{&epistula_scheme, &session_scheme,
+                                                       &bittensor_scheme};
 
 }  // namespace
 

@@ -51,6 +51,7 @@ struct auth_scheme {
 /// The schemes, each defined in its own file of schemes/.
 extern const auth_scheme bittensor_scheme;  // schemes/bittensor_scheme.cpp
 extern const auth_scheme epistula_scheme;   // schemes/epistula_scheme.cpp
+extern const auth_scheme session_scheme;    // schemes/session_scheme.cpp
 
 /// 1b. The scheme that authenticates a synapse route's request: the first registered scheme in
 /// the route's set whose credentials the head carries, else the first in the set (its check then

@@ -1,5 +1,5 @@
-// The bittensor scheme (PROTOCOL 5.5): the head's signed bt_header_dendrite_* fields, or, on a
-// connection that holds a session, its MAC (PROTOCOL 13; verify() tells them apart). The head
+// The bittensor scheme (PROTOCOL 5.5): the head's signed bt_header_dendrite_* fields (a request
+// carrying a session's MAC is the session scheme's, session_scheme.cpp). The head
 // carries the signature, so the request is verified before its body is read. Its stages are
 // pipeline.cpp's 2 (the header synapse), 3 (verify) and 5 (the nonce's record).
 #include "schemes/auth_scheme.hpp"
