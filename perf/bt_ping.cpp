@@ -125,13 +125,7 @@ int main(int argc, char** argv) {
                "Spawn bt-axon as a separate process and ping it");
   app.add_option("--axon-binary", cfg.axon_binary,
                  "bt-axon to spawn (default: the one built with bt-ping)");
-  app.add_option("--uri", cfg.uri, "Secret URI of the dendrite's hotkey (default //Alice)");
-  app.add_option("--wallet.path", cfg.wallet_path,
-                 "Sign with this wallet's hotkey instead of --uri");
-  app.add_option("--wallet.name", cfg.wallet_name,
-                 "Wallet name (with --wallet.path; default BT_WALLET_NAME or default)");
-  app.add_option("--wallet.hotkey", cfg.wallet_hotkey,
-                 "Hotkey name (default BT_WALLET_HOTKEY or default)");
+  bt::cli::add_key_flags(app, cfg.key);  // the dendrite's hotkey; none given: //Alice
   app.add_option("--axon-uri", cfg.axon_uri,
                  "Secret URI of a spawned or in-process axon's hotkey (default //Bob)");
   app.add_option("--timeout", cfg.timeout, "Per-call timeout in seconds (default 5)")

@@ -9,7 +9,6 @@
 #include <log_setup.hpp>
 
 #include <bt/json.hpp>
-#include <bt/wallet.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -28,12 +27,6 @@
 namespace bt::perf {
 
 namespace {
-
-std::string f(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 bool is_loopback_ip(const std::string& ip) {
   return ip.rfind("127.", 0) == 0 || ip == "::1" || ip == "localhost" || ip == "::ffff:127.0.0.1";
@@ -73,13 +66,11 @@ double mib(std::uint64_t bytes) {
 }  // namespace
 
 keypair dendrite_key(const ping_config& cfg) {
-  if (cfg.wallet_path.empty() && cfg.wallet_name.empty() && cfg.wallet_hotkey.empty())
-    return keypair::from_uri(cfg.uri);
-  wallet_config wc = wallet_config::from_env();
-  if (!cfg.wallet_path.empty()) wc.path = cfg.wallet_path;
-  if (!cfg.wallet_name.empty()) wc.name = cfg.wallet_name;
-  if (!cfg.wallet_hotkey.empty()) wc.hotkey = cfg.wallet_hotkey;
-  return wallet(wc).load_hotkey();
+  cli::key_flags flags = cfg.key;
+  if (flags.uri.empty() && flags.wallet_path.empty() && flags.wallet_name.empty() &&
+      flags.wallet_hotkey.empty())
+    flags.uri = "//Alice";
+  return cli::signing_hotkey(flags);
 }
 
 axon_info parse_target(const std::string& text) {
@@ -236,17 +227,18 @@ int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& t
   const double cpu_us = (user_s + sys_s) * 1e6 / std::max(1.0, n);
   const crypto_timings c = measure_crypto(key, 2000);
   const double goal = cfg.no_crypto ? 15.0 : 1.15 * (c.verify_us + c.sign_us) + 15.0;
-  std::cout << "Axon CPU: " << f("%.1f", cpu_us) << " us per request (user+sys "
-            << f("%.2f", user_s + sys_s) << " s over " << run.calls << " requests in "
-            << f("%.1f", run.wall_seconds) << " s at concurrency " << run.concurrency << "; user "
-            << f("%.1f", user_s * 1e6 / std::max(1.0, n)) << " us + sys "
-            << f("%.1f", sys_s * 1e6 / std::max(1.0, n)) << " us)\n";
+  std::cout << "Axon CPU: " << format_figure("%.1f", cpu_us) << " us per request (user+sys "
+            << format_figure("%.2f", user_s + sys_s) << " s over " << run.calls << " requests in "
+            << format_figure("%.1f", run.wall_seconds) << " s at concurrency " << run.concurrency
+            << "; user " << format_figure("%.1f", user_s * 1e6 / std::max(1.0, n)) << " us + sys "
+            << format_figure("%.1f", sys_s * 1e6 / std::max(1.0, n)) << " us)\n";
   if (cfg.no_crypto)
     std::cout << "Axon CPU goal: <= 15.0 us per request without crypto\n";
   else
-    std::cout << "Axon CPU goal: <= " << f("%.1f", goal) << " us = 1.15 x (verify "
-              << f("%.1f", c.verify_us) << " + sign " << f("%.1f", c.sign_us) << ") + 15 us; ratio "
-              << f("%.3f", cpu_us / goal) << "\n";
+    std::cout << "Axon CPU goal: <= " << format_figure("%.1f", goal) << " us = 1.15 x (verify "
+              << format_figure("%.1f", c.verify_us) << " + sign "
+              << format_figure("%.1f", c.sign_us) << ") + 15 us; ratio "
+              << format_figure("%.3f", cpu_us / goal) << "\n";
   if (!cfg.json_file.empty()) {
     json extra = json::object();
     extra["mode"] = mode_name(cfg);
@@ -301,16 +293,17 @@ int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_
   for (std::size_t i = 0; i < many.size(); ++i) pooled += many.at(i).stats().idle_connections;
   const double open_s = opened.wall_seconds;
 
-  std::cout << "Axon RSS at start: " << f("%.1f", mib(rss_start)) << " MiB\n";
-  std::cout << "Axon RSS idle (after 200 pings): " << f("%.1f", mib(rss_idle)) << " MiB ("
-            << fds_idle << " fds; goal <= 20 MB)\n";
+  std::cout << "Axon RSS at start: " << format_figure("%.1f", mib(rss_start)) << " MiB\n";
+  std::cout << "Axon RSS idle (after 200 pings): " << format_figure("%.1f", mib(rss_idle))
+            << " MiB (" << fds_idle << " fds; goal <= 20 MB)\n";
   std::cout << "Axon RSS with " << pooled
-            << " idle keep-alive connections: " << f("%.1f", mib(rss_conn)) << " MiB (" << fds_conn
-            << " fds; goal <= 80 MB with 10,000), "
-            << f("%.2f", static_cast<double>(rss_conn - std::min(rss_conn, rss_idle)) / 1024.0 /
-                             std::max<double>(1.0, static_cast<double>(pooled)))
+            << " idle keep-alive connections: " << format_figure("%.1f", mib(rss_conn)) << " MiB ("
+            << fds_conn << " fds; goal <= 80 MB with 10,000), "
+            << format_figure("%.2f", static_cast<double>(rss_conn - std::min(rss_conn, rss_idle)) /
+                                         1024.0 /
+                                         std::max<double>(1.0, static_cast<double>(pooled)))
             << " KiB per connection\n";
-  std::cout << "Opening them took " << f("%.2f", open_s) << " s; answers:";
+  std::cout << "Opening them took " << format_figure("%.2f", open_s) << " s; answers:";
   for (const auto& [status, n] : statuses) std::cout << " " << status << ": " << n;
   std::cout << "\n";
   if (!cfg.json_file.empty()) {

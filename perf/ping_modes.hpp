@@ -10,6 +10,8 @@
 #include <bt/axon.hpp>
 #include <bt/dendrite.hpp>
 
+#include <signing_key.hpp>
+
 #include <cstddef>
 #include <string>
 
@@ -17,12 +19,12 @@ namespace bt::perf {
 
 struct ping_config {
   std::size_t count = 10'000;
-  std::string target;           ///< IP:PORT:HOTKEY of a running axon; empty: our own
-  bool cross_process = false;   ///< spawn bt-axon instead of an in-process axon
-  std::string axon_binary;      ///< empty: the bt-axon built with bt-ping, else PATH
-  std::string uri = "//Alice";  ///< dendrite hotkey (a dev key: the benchmark holds no funds)
-  /// Dendrite hotkey from a wallet instead of --uri (set when any --wallet.* flag is given).
-  std::string wallet_path, wallet_name, wallet_hotkey;
+  std::string target;          ///< IP:PORT:HOTKEY of a running axon; empty: our own
+  bool cross_process = false;  ///< spawn bt-axon instead of an in-process axon
+  std::string axon_binary;     ///< empty: the bt-axon built with bt-ping, else PATH
+  /// The dendrite's hotkey (--uri or --wallet.*, signing_key.hpp); none given: //Alice, a dev
+  /// key (the benchmark holds no funds).
+  cli::key_flags key;
   std::string axon_uri = "//Bob";  ///< hotkey of the axon we start
   double timeout = 5.0;            ///< the original measurement's timeout
   std::size_t warmup = 0;          ///< the original loop had none
@@ -57,7 +59,8 @@ inline bool answers_signed(const ping_config& cfg) {
   return !cfg.no_crypto && !cfg.no_response_signatures;
 }
 
-/// The dendrite's hotkey: the wallet's when a --wallet.* flag was given, else --uri.
+/// The dendrite's hotkey: cfg.key's (signing_key.hpp: --uri and --wallet.* are exclusive), or
+/// //Alice when no key flag was given.
 keypair dendrite_key(const ping_config& cfg);
 
 /// bt::axon_info::parse, its message naming the flag: "--target 'TEXT': <what is wrong>".

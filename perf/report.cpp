@@ -8,13 +8,11 @@
 
 namespace bt::perf {
 
-namespace {
-std::string f(const char* format, double v) {
+std::string format_figure(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
-}  // namespace
 
 void ping_run::add_failure(std::int64_t status, std::string message) {
   std::pair key{status, std::move(message)};
@@ -36,11 +34,13 @@ void print_summary(std::ostream& out, const ping_run& run, const summary& s) {
     out << "Average: none (no call succeeded)\n";
     out << "Standard deviation: none (no call succeeded)\n";
   } else {
-    out << "Average: " << f("%.4f", s.mean / 1e6) << " seconds\n";
-    out << "Standard deviation: " << f("%.4f", s.stddev / 1e6) << " seconds\n";
-    out << "Latency: p50 " << f("%.1f", s.p50) << " us, p90 " << f("%.1f", s.p90) << " us, p99 "
-        << f("%.1f", s.p99) << " us, max " << f("%.1f", s.max) << " us (mean " << f("%.1f", s.mean)
-        << " us, stddev " << f("%.1f", s.stddev) << " us)";
+    out << "Average: " << format_figure("%.4f", s.mean / 1e6) << " seconds\n";
+    out << "Standard deviation: " << format_figure("%.4f", s.stddev / 1e6) << " seconds\n";
+    out << "Latency: p50 " << format_figure("%.1f", s.p50) << " us, p90 "
+        << format_figure("%.1f", s.p90) << " us, p99 " << format_figure("%.1f", s.p99)
+        << " us, max " << format_figure("%.1f", s.max) << " us (mean "
+        << format_figure("%.1f", s.mean) << " us, stddev " << format_figure("%.1f", s.stddev)
+        << " us)";
     if (run.failed() > 0) out << " over the " << s.count << " successful calls";
     out << "\n";
   }
@@ -61,33 +61,37 @@ void print_summary(std::ostream& out, const ping_run& run, const summary& s) {
     if (kinds.size() > shown) out << "  (and " << kinds.size() - shown << " more kinds)\n";
   }
   if (s.count > 0 && (run.concurrency > 1 || run.wall_seconds > 0)) {
-    out << "Throughput: " << f("%.0f", requests_per_second(run)) << " requests/s with "
-        << run.concurrency << " in flight (" << f("%.2f", run.wall_seconds) << " s wall";
+    out << "Throughput: " << format_figure("%.0f", requests_per_second(run)) << " requests/s with "
+        << run.concurrency << " in flight (" << format_figure("%.2f", run.wall_seconds)
+        << " s wall";
     if (run.failed() > 0) out << "; successful calls only";
     out << ")\n";
   }
 }
 
 void print_baseline(std::ostream& out, const summary& ping, const baseline_figures& b) {
-  out << "Baseline: bare Beast HTTP/1.1 keep-alive round trip mean " << f("%.1f", b.bare.mean)
-      << " us (p50 " << f("%.1f", b.bare.p50) << " us, p99 " << f("%.1f", b.bare.p99)
-      << " us; request " << b.request_bytes << " B, response " << b.response_bytes << " B, "
-      << b.bare.count << " round trips)\n";
-  out << "Baseline: sr25519 sign " << f("%.1f", b.crypto.sign_us) << " us, verify "
-      << f("%.1f", b.crypto.verify_us) << " us (" << b.crypto.message_bytes << "-byte message)\n";
+  out << "Baseline: bare Beast HTTP/1.1 keep-alive round trip mean "
+      << format_figure("%.1f", b.bare.mean) << " us (p50 " << format_figure("%.1f", b.bare.p50)
+      << " us, p99 " << format_figure("%.1f", b.bare.p99) << " us; request " << b.request_bytes
+      << " B, response " << b.response_bytes << " B, " << b.bare.count << " round trips)\n";
+  out << "Baseline: sr25519 sign " << format_figure("%.1f", b.crypto.sign_us) << " us, verify "
+      << format_figure("%.1f", b.crypto.verify_us) << " us (" << b.crypto.message_bytes
+      << "-byte message)\n";
   const double floor = b.floor_us();
   if (b.session) {
-    out << "Floor: " << f("%.1f", floor) << " us = bare_rtt_mean (session-shaped exchange)\n";
-    out << "ratio = " << f("%.3f", ping.mean / floor)
+    out << "Floor: " << format_figure("%.1f", floor)
+        << " us = bare_rtt_mean (session-shaped exchange)\n";
+    out << "ratio = " << format_figure("%.3f", ping.mean / floor)
         << " (session ping_mean / bare_rtt_mean; goal <= 1.3); p50 ratio "
-        << f("%.3f", ping.p50 / b.bare.p50) << "\n";
+        << format_figure("%.3f", ping.p50 / b.bare.p50) << "\n";
   } else if (b.signed_ping) {
-    out << "Floor: " << f("%.1f", floor) << " us = bare_rtt_mean + sign + verify + sign\n";
-    out << "ratio = " << f("%.3f", ping.mean / floor)
+    out << "Floor: " << format_figure("%.1f", floor)
+        << " us = bare_rtt_mean + sign + verify + sign\n";
+    out << "ratio = " << format_figure("%.3f", ping.mean / floor)
         << " (ping_mean / floor; goal <= " << (b.payload_bytes > 0 ? "2.0" : "1.15") << ")\n";
   } else {
-    out << "Floor: " << f("%.1f", floor) << " us = bare_rtt_mean (no crypto)\n";
-    out << "ratio = " << f("%.3f", ping.mean / floor)
+    out << "Floor: " << format_figure("%.1f", floor) << " us = bare_rtt_mean (no crypto)\n";
+    out << "ratio = " << format_figure("%.3f", ping.mean / floor)
         << " (ping_mean / bare_rtt_mean; goal <= 1.2)\n";
   }
 }

@@ -88,4 +88,7 @@ json to_json(const ping_run& run, const summary& s, const baseline_figures* b,
 /// unknown.
 double requests_per_second(const ping_run& run);
 
+/// One figure printed with a printf format of one double ("%.1f"), for the reports.
+std::string format_figure(const char* format, double v);
+
 }  // namespace bt::perf

@@ -158,6 +158,39 @@ TEST_CASE("bt_cli: parse gives 2 with the message, 0 for --help, nullopt to go o
                "\n");
 }
 
+TEST_CASE("bt_cli: run_subcommand runs the subcommand given, and is 2 for none or an unknown one") {
+  auto run = [](std::vector<std::string> args, std::string& err) {
+    CLI::App app{"t", "prog"};
+    args.insert(args.begin(), "prog");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::ostringstream e;
+    int ran = 0;
+    const int rc = bt::cli::run_subcommand(app, static_cast<int>(argv.size()), argv.data(),
+                                           {{app.add_subcommand("one"),
+                                             [&] {
+                                               ran = 1;
+                                               return 10;
+                                             }},
+                                            {app.add_subcommand("two"),
+                                             [&] {
+                                               ran = 2;
+                                               return 20;
+                                             }}},
+                                           e);
+    err = e.str();
+    return std::pair{rc, ran};
+  };
+  std::string err;
+  CHECK(run({"two"}, err) == std::pair{20, 2});
+  CHECK(run({"one"}, err) == std::pair{10, 1});
+  CHECK(err.empty());
+  CHECK(run({}, err) == std::pair{2, 0});
+  CHECK(err.rfind("{\"error\":", 0) == 0);
+  CHECK(run({"three"}, err) == std::pair{2, 0});
+  CHECK(err.find("three") != std::string::npos);
+}
+
 TEST_CASE("bt_cli: report_error writes one line in the tool's style") {
   std::ostringstream text, json;
   bt::cli::report_error(text, "/usr/bin/bt-ping", bt::cli::error_style::text, "no target");

@@ -28,6 +28,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <optional>
 #include <ostream>
@@ -288,6 +290,25 @@ inline std::optional<int> parse(CLI::App& app, int argc, char** argv,
     if (style == error_style::text) err << "Run '" << base << " --help' for usage.\n";
     return 2;
   }
+}
+
+/// One subcommand of a tool: what its add_<name>_command registered, and its run_<name>.
+struct subcommand {
+  const CLI::App* command;
+  std::function<int()> run;
+};
+
+/// The main of a tool made of subcommands (bt-chain, bt-dendrite): exactly one must be given.
+/// --help is 0; a usage error is 2 with one JSON object on stderr (parse, error_style::json), as
+/// every other failure of those tools; else the exit code of the given subcommand's run.
+inline int run_subcommand(CLI::App& app, int argc, char** argv,
+                          std::initializer_list<subcommand> commands,
+                          std::ostream& err = std::cerr) {
+  app.require_subcommand(1);
+  if (const auto rc = parse(app, argc, argv, error_style::json, err)) return *rc;
+  for (const auto& c : commands)
+    if (c.command->parsed()) return c.run();
+  return 2;
 }
 
 }  // namespace bt::cli
