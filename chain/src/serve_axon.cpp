@@ -1,7 +1,10 @@
 // prepare_serve_axon / submit_serve_axon (contract in serve_axon.hpp).
+#include <bt/chain/neuron_info.hpp>
 #include <bt/chain/scale_reader.hpp>
 #include <bt/chain/serve_axon.hpp>
 #include <bt/hex.hpp>
+
+#include "vec_reader.hpp"
 
 #include <string>
 #include <system_error>
@@ -126,21 +129,14 @@ serve_axon_confirmation submit_serve_axon(rpc_client& client, const serve_axon_p
     ++c.polls;
     const bt::json r = client.call("state_getStorage", bt::json::array({key}));
     if (!r.is_null()) {
-      // AxonInfo: block u64, version u32, ip u128, port u16, ip_type u8, protocol u8,
-      // placeholder1 u8, placeholder2 u8.
+      // The stored AxonInfo, read by the one decoder of that record (neuron_info.cpp); its
+      // errors name "AxonInfo.<field>".
       const auto bytes = bytes_result(r, "state_getStorage");
       scale_reader rd(bytes);
-      rd.u64("AxonInfo.block");
-      const auto version = rd.u32("AxonInfo.version");
-      const auto ip = rd.u128("AxonInfo.ip");
-      const auto port = rd.u16("AxonInfo.port");
-      const auto ip_type = rd.u8("AxonInfo.ip_type");
-      const auto protocol = rd.u8("AxonInfo.protocol");
-      rd.u8("AxonInfo.placeholder1");
-      rd.u8("AxonInfo.placeholder2");
+      const chain_axon_info a = detail::with_prefix("AxonInfo", [&] { return read_axon_info(rd); });
       rd.expect_end("AxonInfo");
-      if (version == plan.args.version && ip == plan.args.ip && port == plan.args.port &&
-          ip_type == plan.args.ip_type && protocol == plan.args.protocol)
+      if (a.version == plan.args.version && a.ip == plan.args.ip && a.port == plan.args.port &&
+          a.ip_type == plan.args.ip_type && a.protocol == plan.args.protocol)
         return c;
     }
     if (std::chrono::steady_clock::now() + poll > deadline)

@@ -255,6 +255,20 @@ TEST_CASE("bt-chain serve-axon submits, then confirms the axon from storage", "[
     CHECK(msg.find("0x" + std::string(64, 'e')) != std::string::npos);
     CHECK(std::chrono::steady_clock::now() - t0 < 30s);  // no hang
   }
+  SECTION("a stored AxonInfo cut short: an error naming the field that is missing") {
+    // 30 of the 34 bytes: block, version, ip and port; ip_type is missing.
+    std::string cut = axon_info_hex(6852691, 10002000, ip, 8091, 4, 4);
+    cut.resize(cut.size() - 8);
+    submit_node node(runtime, write_submit_session(tmp.path, bob, cut));
+    const auto r = bt::test::run_bt_chain(
+        "serve-axon --netuid 1 --ip 203.0.113.7 --port 8091 --uri //Bob --confirm-timeout 10 "
+        "--subtensor.chain_endpoint " +
+        node.url);
+    INFO(r.err);
+    CHECK(r.status != 0);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("AxonInfo.ip_type") != std::string::npos);
+  }
 }
 
 TEST_CASE("bt-chain serve-axon refuses locally what the chain would refuse", "[chain][cli]") {

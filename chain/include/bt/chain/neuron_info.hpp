@@ -21,7 +21,10 @@ namespace bt {
 
 using account_id32 = std::array<std::uint8_t, 32>;
 
-/// subtensor's AxonInfo (34 bytes): where a neuron serves. ip 0 = never served.
+/// subtensor's AxonInfo (34 bytes) as stored on chain: where a neuron serves, with the ip as a
+/// u128 and its ip_type (ip 0 = never served), the block it was set at and two placeholder bytes.
+/// Not an address: make_metagraph turns it into the one address type, bt::axon_info, with
+/// ip_to_string (the only conversion); read_axon_info is its only decoder.
 struct chain_axon_info {
   std::uint64_t block = 0;
   std::uint32_t version = 0;
