@@ -54,12 +54,10 @@ class py_axon {
               py::object priority, bool streaming) {
     if (!ax_) throw py::value_error("Axon is stopped");
     if (!PyCallable_Check(forward.ptr())) throw py::type_error("forward must be callable");
-    const py::object iscoro = check_policy_callables(blacklist, priority);
     auto r = std::make_shared<synapse_route>();
+    const py::object iscoro = take_policy_callables(*r, blacklist, priority);
     r->type = type;
     r->forward.obj = forward;
-    r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
-    r->priority.obj = priority.is_none() ? py::object() : priority;
     const bool is_async = iscoro(forward).cast<bool>();
     if (streaming && is_async)
       throw py::type_error(
@@ -96,12 +94,10 @@ class py_axon {
              py::object blacklist, py::object priority, double timeout) {
     if (!ax_) throw py::value_error("Axon is stopped");
     if (!PyCallable_Check(handler.ptr())) throw py::type_error("handler must be callable");
-    const py::object iscoro = check_policy_callables(blacklist, priority);
     auto r = std::make_shared<json_route>();
+    const py::object iscoro = take_policy_callables(*r, blacklist, priority);
     r->path = path;
     r->handler.obj = handler;
-    r->blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
-    r->priority.obj = priority.is_none() ? py::object() : priority;
     if (iscoro(handler).cast<bool>()) r->loop.obj = ensure_loop();
     ax_->route(
         method, path,

@@ -148,4 +148,15 @@ bt::json_route_options make_json_policy(const std::shared_ptr<json_route>& r, do
 /// axon's I/O threads before the body is read. Returns inspect.iscoroutinefunction for the caller.
 py::object check_policy_callables(const py::object& blacklist, const py::object& priority);
 
+/// A new route's blacklist and priority, checked by check_policy_callables and kept (None:
+/// unset) in `r`. Returns inspect.iscoroutinefunction for the caller.
+template <class Route>
+py::object take_policy_callables(Route& r, const py::object& blacklist,
+                                 const py::object& priority) {
+  py::object iscoro = check_policy_callables(blacklist, priority);
+  r.blacklist.obj = blacklist.is_none() ? py::object() : blacklist;
+  r.priority.obj = priority.is_none() ? py::object() : priority;
+  return iscoro;
+}
+
 }  // namespace btpy
