@@ -48,6 +48,35 @@ struct auth_scheme {
   stage_result (*record_outcome)(const request_state& st, nonce_verdict v);
 };
 
+/// Stages 2 and 3 of a scheme whose head carries its proof (the bittensor and session
+/// schemes): the header synapse, then `Verify` (pipeline.hpp's verify or verify_session).
+template <stage_result (*Verify)(request_state&, std::string&)>
+stage_result verified_head(request_state& st, std::string& scratch) {
+  if (stage_result rej = parse_header_synapse(st)) return rej;
+  return Verify(st, scratch);
+}
+
+/// What a started nonce record's verdict answers, for a scheme whose record is the head's nonce.
+inline stage_result nonce_record_outcome(const request_state&, nonce_verdict v) {
+  return nonce_outcome(v);
+}
+
+/// A scheme on a synapse route's bittensor member whose head carries its proof: verified
+/// before the body is read (no verify_body), its replay record the head's (hotkey, nonce).
+constexpr auth_scheme head_verified_scheme(std::string_view name,
+                                           bool (*detect)(const request_state&) noexcept,
+                                           stage_result (*check_head)(request_state&,
+                                                                      std::string&)) {
+  return auth_scheme{name,
+                     auth_mode::bittensor,
+                     detect,
+                     check_head,
+                     nullptr,
+                     &record_nonce,
+                     &start_record_nonce,
+                     &nonce_record_outcome};
+}
+
 /// The schemes, each defined in its own file of schemes/.
 extern const auth_scheme bittensor_scheme;  // schemes/bittensor_scheme.cpp
 extern const auth_scheme epistula_scheme;   // schemes/epistula_scheme.cpp

@@ -1,28 +1,13 @@
 // The session scheme (PROTOCOL 13): a request on a connection that holds a session, carrying
 // its bt-session MAC in place of a signature. It rides on the bittensor scheme's routes (the
-// same member bit) and differs from it in stage 3 only: verify_session instead of verify. The
-// head carries the MAC, so the request is verified before its body is read.
+// same member bit) and differs from it in stage 3 only: verify_session (the MAC, then the same
+// checks) instead of verify. The head carries the MAC, so the request is verified before its
+// body is read; its replay record is the head's nonce, as for a signed request.
 #include "schemes/auth_scheme.hpp"
 
 namespace bt::detail {
 
-namespace {
-
-stage_result session_scheme_head(request_state& st, std::string& scratch) {
-  if (stage_result rej = parse_header_synapse(st)) return rej;
-  return verify_session(st, scratch);
-}
-
-stage_result session_scheme_outcome(const request_state&, nonce_verdict v) {
-  return nonce_outcome(v);
-}
-
-}  // namespace
-
-// In auth_scheme's member order: name, member, detect, check_head, verify_body, record,
-// start_record, record_outcome.
-const auth_scheme session_scheme{
-    "session", auth_mode::bittensor, &carries_session_mac, &session_scheme_head,
-    nullptr,   &record_nonce,        &start_record_nonce,  &session_scheme_outcome};
+constinit const auth_scheme session_scheme =
+    head_verified_scheme("session", &carries_session_mac, &verified_head<verify_session>);
 
 }  // namespace bt::detail
