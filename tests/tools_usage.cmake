@@ -57,6 +57,10 @@ find_program(BT_BASH bash REQUIRED)
 add_test(NAME "docs: quoted files match their sources"
          COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/docs/snippets_test.sh ${PROJECT_SOURCE_DIR})
 set_tests_properties("docs: quoted files match their sources" PROPERTIES TIMEOUT 60)
+# The axon's source folders include only lower layers (tests/docs/axon_layering_test.sh).
+add_test(NAME "docs: axon/src folders include only lower layers"
+         COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/docs/axon_layering_test.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties("docs: axon/src folders include only lower layers" PROPERTIES TIMEOUT 60)
 set(bt_flags_test ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/docs/flags_test.sh)
 set(bt_docs ${PROJECT_SOURCE_DIR}/docs)
 if(BT_BUILD_TOOLS)

@@ -7,8 +7,8 @@
 // on: an input cannot make the session wait, because EOF always follows it.
 #include "memory_session.hpp"
 
-#include "axon_impl.hpp"
 #include "session/session.hpp"
+#include "state/axon_impl.hpp"
 #include "transport/byte_stream.hpp"
 
 #include <boost/asio/co_spawn.hpp>

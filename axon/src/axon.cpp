@@ -3,8 +3,8 @@
 #include <bt/axon.hpp>
 #include <bt/detail/uuid.hpp>
 
-#include "axon_impl.hpp"
 #include "session/session.hpp"
+#include "state/axon_impl.hpp"
 
 #include <bt/python_str.hpp>
 #include <bt/version.hpp>

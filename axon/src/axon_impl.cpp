@@ -1,7 +1,7 @@
 // bt::axon::impl, the state the axon shares with its connections and stages: its construction
 // from the options, the readiness answer, the connection registry and what start() prepares
 // once the routes are fixed. The lifecycle itself (start, the accept loop, stop) is axon.cpp's.
-#include "axon_impl.hpp"
+#include "state/axon_impl.hpp"
 
 #include "session/session.hpp"
 
@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <thread>
 
@@ -27,6 +28,36 @@ std::shared_ptr<spdlog::logger> quiet_logger() {
   auto l = std::make_shared<spdlog::logger>("bt-axon");  // no sinks
   l->set_level(spdlog::level::off);
   return l;
+}
+
+// The gauges that mirror this state (connections, queue, workers, PROXY refusals), read by a
+// collect hook at scrape time, never per request. Registered here, by the state's owner, so that
+// ops/axon_metrics (a lower layer) never sees axon::impl.
+void register_state_gauges(bt::metrics::registry& reg, const axon::impl& core) {
+  auto& open = reg.gauge("bt_axon_open_connections", "Connections open on the public port.").get();
+  auto& depth =
+      reg.gauge("bt_axon_queue_depth", "Requests holding a queue slot (waiting for a worker).")
+          .get();
+  auto& busy = reg.gauge("bt_axon_busy_workers", "Workers running a forward function now.").get();
+  auto& workers = reg.gauge("bt_axon_workers", "Worker threads.").get();
+  auto& proxy = reg.counter("bt_axon_proxy_rejections_total",
+                            "Connections closed for want of a valid PROXY protocol header, by "
+                            "reason.",
+                            {"reason"});
+  std::array<bt::metrics::counter*, proxy_protocol::reject_reason_count> proxy_children{};
+  for (std::size_t i = 0; i < proxy_children.size(); ++i)
+    proxy_children[i] = &proxy.with(
+        {std::string(proxy_protocol::to_string(static_cast<proxy_protocol::reject_reason>(i)))});
+  reg.on_collect([&core, &open, &depth, &busy, &workers, proxy_children] {
+    open.set(static_cast<double>(core.conn_count.load(std::memory_order_relaxed)));
+    if (core.pool) {
+      depth.set(static_cast<double>(core.pool->queued()));
+      busy.set(static_cast<double>(core.pool->busy()));
+      workers.set(static_cast<double>(core.pool->threads()));
+    }
+    for (std::size_t i = 0; i < proxy_children.size(); ++i)
+      proxy_children[i]->store(core.proxy_rejections[i].load(std::memory_order_relaxed));
+  });
 }
 
 }  // namespace
@@ -48,7 +79,8 @@ axon::impl::impl(keypair key, axon_options o)
   }
   const std::size_t n = resolve_io_threads(opts.io_threads);
   for (std::size_t i = 0; i < n; ++i) iocs.push_back(std::make_unique<detail::net::io_context>(1));
-  stats = std::make_unique<detail::axon_metrics>(registry, *this);
+  stats = std::make_unique<detail::axon_metrics>(registry);
+  register_state_gauges(registry, *this);
 }
 
 std::string axon::impl::readiness() const {
@@ -88,7 +120,9 @@ void axon::impl::prepare_serving() {
   }
   synapse_list += "]";
   pool = std::make_unique<detail::worker_pool>(opts.max_workers, opts.max_queued_requests);
-  stats->prepare(routes);
+  for (const auto& r : routes)
+    stats->add_route(r.get(), r->name(),
+                     !r->spec.run_inline && !r->spec.forward_async && !r->spec.stream_async);
 }
 
 }  // namespace bt

@@ -3,7 +3,7 @@
 // driven in memory (memory_session.hpp). Every refusal is checked for its status and text from the
 // one table (axon_errc.hpp) and for never reaching the handler.
 #include "auth/epistula.hpp"
-#include "axon_errc.hpp"
+#include "errors/axon_errc.hpp"
 #include "memory_session.hpp"
 
 #include <bt/axon.hpp>

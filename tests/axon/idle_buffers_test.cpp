@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "axon_impl.hpp"
 #include "memory_session.hpp"
+#include "state/axon_impl.hpp"
 #include "support/dev_keys.hpp"
 #include "support/wait.hpp"
 

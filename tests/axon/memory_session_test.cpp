@@ -1,9 +1,9 @@
 // The axon's real session (session.cpp, the stages of pipeline.cpp, response.cpp) driven in
 // memory over an in-memory byte_stream (axon/memory/memory_session.hpp): no socket, no I/O thread.
 // The input is followed by EOF, so nothing waits on a deadline. Statuses and texts are checked
-// against the one table of refusals (axon/src/axon_errc.hpp).
+// against the one table of refusals (axon/src/errors/axon_errc.hpp).
 #include "memory_session.hpp"
-#include "axon_errc.hpp"
+#include "errors/axon_errc.hpp"
 
 #include <bt/axon.hpp>
 #include <bt/examples/dummy.hpp>

@@ -10,8 +10,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "axon_impl.hpp"       // the rejection counters
-#include "memory_session.hpp"  // axon_access
+#include "memory_session.hpp"   // axon_access
+#include "state/axon_impl.hpp"  // the rejection counters
 #include "support/dev_keys.hpp"
 #include "support/dummy_request.hpp"
 #include "support/proxy_bytes.hpp"

@@ -1,5 +1,5 @@
-// The axon's internal priority queue and worker pool (axon/src/pipeline/worker_pool.hpp).
-#include "pipeline/worker_pool.hpp"
+// The axon's internal priority queue and worker pool (axon/src/state/worker_pool.hpp).
+#include "state/worker_pool.hpp"
 
 #include <catch2/catch.hpp>
 

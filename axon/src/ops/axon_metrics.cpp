@@ -1,7 +1,6 @@
-// The axon's metrics: families, per-route children and the scrape-time collect hook.
+// The axon's metrics: families and per-route children (the gauges of the shared state and their
+// scrape-time collect hook are axon_impl.cpp's).
 #include "ops/axon_metrics.hpp"
-
-#include "axon_impl.hpp"
 
 #include <bt/version.hpp>
 
@@ -78,7 +77,7 @@ struct axon_metrics::per_route {
   std::array<std::atomic<metrics::counter*>, 500> by_status{};
 };
 
-axon_metrics::axon_metrics(metrics::registry& reg, axon::impl& core)
+axon_metrics::axon_metrics(metrics::registry& reg)
     : requests_(
           reg.counter("bt_axon_requests_total",
                       "Requests answered, by synapse (\"-\": no route matched) and HTTP status.",
@@ -117,30 +116,6 @@ axon_metrics::axon_metrics(metrics::registry& reg, axon::impl& core)
       .with({version_text(), std::to_string(axon_protocol)})
       .set(1);
 
-  auto& open = reg.gauge("bt_axon_open_connections", "Connections open on the public port.").get();
-  auto& depth =
-      reg.gauge("bt_axon_queue_depth", "Requests holding a queue slot (waiting for a worker).")
-          .get();
-  auto& busy = reg.gauge("bt_axon_busy_workers", "Workers running a forward function now.").get();
-  auto& workers = reg.gauge("bt_axon_workers", "Worker threads.").get();
-  auto& proxy = reg.counter("bt_axon_proxy_rejections_total",
-                            "Connections closed for want of a valid PROXY protocol header, by "
-                            "reason.",
-                            {"reason"});
-  std::array<metrics::counter*, proxy_protocol::reject_reason_count> proxy_children{};
-  for (std::size_t i = 0; i < proxy_children.size(); ++i)
-    proxy_children[i] = &proxy.with(
-        {std::string(proxy_protocol::to_string(static_cast<proxy_protocol::reject_reason>(i)))});
-  reg.on_collect([&core, &open, &depth, &busy, &workers, proxy_children] {
-    open.set(static_cast<double>(core.conn_count.load(std::memory_order_relaxed)));
-    if (core.pool) {
-      depth.set(static_cast<double>(core.pool->queued()));
-      busy.set(static_cast<double>(core.pool->busy()));
-      workers.set(static_cast<double>(core.pool->threads()));
-    }
-    for (std::size_t i = 0; i < proxy_children.size(); ++i)
-      proxy_children[i]->store(core.proxy_rejections[i].load(std::memory_order_relaxed));
-  });
   unrouted_ = std::make_unique<per_route>();
   unrouted_->name = "-";
   unrouted_->request = unrouted_seconds_;
@@ -148,17 +123,14 @@ axon_metrics::axon_metrics(metrics::registry& reg, axon::impl& core)
 
 axon_metrics::~axon_metrics() = default;
 
-void axon_metrics::prepare(const std::vector<std::unique_ptr<route>>& routes) {
-  for (const auto& r : routes) {
-    auto p = std::make_unique<per_route>();
-    p->name = r->name();
-    p->request = &request_seconds_.with({p->name});
-    p->verify = &verify_seconds_.with({p->name});
-    p->handler = &handler_seconds_.with({p->name});
-    if (!r->spec.run_inline && !r->spec.forward_async && !r->spec.stream_async)
-      p->queue_wait = &queue_wait_seconds_.with({p->name});
-    routes_.emplace_back(r.get(), std::move(p));
-  }
+void axon_metrics::add_route(const route* key, const std::string& name, bool queued) {
+  auto p = std::make_unique<per_route>();
+  p->name = name;
+  p->request = &request_seconds_.with({p->name});
+  p->verify = &verify_seconds_.with({p->name});
+  p->handler = &handler_seconds_.with({p->name});
+  if (queued) p->queue_wait = &queue_wait_seconds_.with({p->name});
+  routes_.emplace_back(key, std::move(p));
 }
 
 axon_metrics::per_route* axon_metrics::find(const route* r) noexcept {

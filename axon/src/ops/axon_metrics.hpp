@@ -6,14 +6,15 @@
 // rejection reason, made at construction), so a request costs relaxed atomic adds and no lock or
 // allocation. The one exception is the first answer with a given status on a route: its counter
 // is resolved then (once) and kept. Gauges that mirror state kept elsewhere (connections, queue,
-// workers, PROXY refusals) are read by a collect hook at scrape time, never per request.
+// workers, PROXY refusals) are read by a collect hook at scrape time (axon_impl.cpp registers
+// them), never per request.
 #pragma once
 
 #include <bt/axon.hpp>
 #include <bt/metrics.hpp>
 #include <bt/nonce_store.hpp>
 
-#include "axon_errc.hpp"
+#include "errors/axon_errc.hpp"
 
 #include <array>
 #include <atomic>
@@ -34,14 +35,18 @@ class axon_metrics {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// Registers the axon's families in `reg`. `core` is read by the collect hook only.
-  axon_metrics(metrics::registry& reg, axon::impl& core);
+  /// Registers the axon's families in `reg`. The gauges that mirror the axon's shared state
+  /// (connections, queue, workers, PROXY refusals) are registered by that state's owner
+  /// (axon_impl.cpp), so this layer never sees it.
+  explicit axon_metrics(metrics::registry& reg);
   ~axon_metrics();
   axon_metrics(const axon_metrics&) = delete;
   axon_metrics& operator=(const axon_metrics&) = delete;
 
-  /// Once the routes are final (before the first request): one set of children per route.
-  void prepare(const std::vector<std::unique_ptr<route>>& routes);
+  /// Once the routes are final (before the first request): one set of children per route,
+  /// `key` its identity in the calls below (compared, never dereferenced), `name` its label
+  /// value; `queued` when its handler runs on the worker pool (a queue wait to observe).
+  void add_route(const route* key, const std::string& name, bool queued);
 
   /// One answered request (any status; `r` null when no route matched). `seconds` since its head.
   void on_answer(const route* r, int status, double seconds) noexcept;

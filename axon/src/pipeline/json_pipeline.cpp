@@ -30,7 +30,7 @@
 // checked; everything the head says is checked first.
 #include "pipeline/pipeline.hpp"
 
-#include "axon_impl.hpp"
+#include "state/axon_impl.hpp"
 
 #include <bt/detail/uuid.hpp>
 #include <bt/epistula.hpp>

@@ -55,7 +55,7 @@
 // line is logged at debug for each.
 #include "pipeline/pipeline.hpp"
 
-#include "axon_impl.hpp"
+#include "state/axon_impl.hpp"
 #include "transport/request_host.hpp"
 #include "transport/stream.hpp"
 

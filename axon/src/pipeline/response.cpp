@@ -1,6 +1,6 @@
 #include "pipeline/response.hpp"
 
-#include "axon_impl.hpp"
+#include "state/axon_impl.hpp"
 #include "transport/stream.hpp"
 
 #include <bt/detail/text.hpp>

@@ -3,9 +3,9 @@
 // coroutine send() on the connection's strand; send_blocking() runs it there and waits.
 #include <bt/stream_writer.hpp>
 
-#include "axon_impl.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/response.hpp"
+#include "state/axon_impl.hpp"
 #include "transport/request_host.hpp"
 #include "transport/stream.hpp"
 

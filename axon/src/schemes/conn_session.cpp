@@ -1,9 +1,9 @@
 // Sessions between our own ends on the axon's side (see conn_session.hpp; PROTOCOL 13).
 #include "auth/conn_session.hpp"
 
-#include "axon_impl.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/response.hpp"
+#include "state/axon_impl.hpp"
 
 #include <bt/detail/text.hpp>
 

@@ -8,9 +8,9 @@
 // or in memory (memory_session.hpp: tests and the fuzzer).
 #pragma once
 
-#include "axon_impl.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/response.hpp"
+#include "state/axon_impl.hpp"
 #include "transport/byte_stream.hpp"
 #include "transport/net.hpp"
 #include "transport/request_host.hpp"

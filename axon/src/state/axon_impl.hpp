@@ -14,7 +14,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include "auth/verifier.hpp"
-#include "pipeline/worker_pool.hpp"
+#include "state/worker_pool.hpp"
 
 #include <spdlog/logger.h>
 

@@ -2,7 +2,7 @@
 // and a handler's own bt::forward_error status), in axon_errc order (checked at compile time).
 // The texts are Python's where Python has one (PROTOCOL 5.2, 5.5, 5.10), so that a Python
 // validator's error handling sees what it expects.
-#include "axon_errc.hpp"
+#include "errors/axon_errc.hpp"
 
 namespace bt::detail {
 

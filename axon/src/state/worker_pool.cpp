@@ -1,4 +1,4 @@
-#include "pipeline/worker_pool.hpp"
+#include "state/worker_pool.hpp"
 
 #include <algorithm>
 #include <atomic>
