@@ -15,7 +15,8 @@ bt_target_defaults(bt_perf_support)
 if(TARGET bt::axon AND TARGET bt::dendrite)
   add_executable(bt-ping ${CMAKE_CURRENT_SOURCE_DIR}/bt_ping.cpp ${CMAKE_CURRENT_SOURCE_DIR}/ping_driver.cpp
                          ${CMAKE_CURRENT_SOURCE_DIR}/ping_modes.cpp)
-  target_link_libraries(bt-ping PRIVATE bt_perf_support bt::axon bt::dendrite bt_cli bt_examples)
+  target_link_libraries(bt-ping PRIVATE bt_perf_support bt::axon bt::dendrite bt_cli bt_examples
+                                        bt_net_internal)
   bt_target_defaults(bt-ping)
   bt_precompile_headers(bt-ping NET)
   if(TARGET bt-axon)
