@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -90,7 +91,21 @@ struct route_options {
   /// carries both an Epistula-* field and bt_header_dendrite_signature is refused 400 (PROTOCOL
   /// 12.4).
   auth_mode auth = auth_mode::bittensor;
+
+  /// The fields that are values (today `auth`), as bt/option_table.hpp's rows: the one list a
+  /// front end that sets them walks. `blacklist`, `priority` and `verify` are not rows: they are
+  /// code, not values a flag or a keyword can spell, so each front end passes them its own way
+  /// (bt-axon's miner policy; the Python Axon.attach's blacklist and priority callables, which no
+  /// table could convert). The Python module has no keyword for `auth` (its routes use the
+  /// default, bittensor); a keyword added for it is to be made from this table.
+  static constexpr auto option_table();
 };
+
+constexpr auto route_options::option_table() {
+  return std::tuple{
+      option_field{"auth", &route_options::auth,
+                   "Which signatures the route accepts: bittensor (default), epistula, or either"}};
+}
 
 /// What a plain JSON route's handler answers: the HTTP status (100-599; anything else is
 /// answered 500) and the JSON body, sent as `application/json`.
