@@ -369,18 +369,25 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
     }
     // Text fields always hold valid UTF-8 (PROTOCOL 2.7): a malformed byte from the peer
     // becomes U+FFFD here, so no later consumer (a JSON writer, Python's str) can fail on it.
-    static void take_text(std::string_view text, std::string& dst) {
+    // Valid text (every header a Python dendrite writes) is checked inline and copied as it is.
+    static void take_malformed(std::string_view text, std::string& dst) {
       dst.clear();
-      append_python_text(text, dst);  // a verbatim copy when the text is valid
+      append_python_text(text, dst);
     }
     bool operator()(std::optional<std::string>& dst) const {
       if (!check()) return false;
-      take_text(value, dst.emplace());
+      if (detail::is_valid_utf8(value))
+        dst.emplace(value);
+      else
+        take_malformed(value, dst.emplace());
       return true;
     }
     bool operator()(std::string& dst) const {  // computed_body_hash, the one plain string
       if (!check()) return false;
-      take_text(value, dst);
+      if (detail::is_valid_utf8(value))
+        dst.assign(value);
+      else
+        take_malformed(value, dst);
       r.saw_body_hash_ = true;
       return true;
     }
