@@ -251,9 +251,11 @@ task<beast::error_code> connection::read_until_done(request_parser& p, bool head
 task<stage_result> connection::read_body(request_state& st, bool& alive) {
   alive = true;
   request_parser& p = st.parser;
-  if (p.expect_continue() && !co_await write_continue()) {
-    alive = false;
-    co_return stage_result{};
+  if (p.expect_continue()) {  // (no co_await inside a condition: see session_serve.cpp)
+    if (!co_await write_continue()) {
+      alive = false;
+      co_return stage_result{};
+    }
   }
   const axon_options& opts = core_.opts;
   p.max_body(opts.max_body_bytes);

@@ -193,16 +193,15 @@ task<bool> connection::serve(request_parser& p) {
   } else {
     // A synapse route's stages run in this frame: the most common request (a synapse, a store
     // that answers inline) costs no coroutine frame but this one and the body read's.
-    const auth_scheme& scheme = choose_scheme(st);
-    if ((rej = scheme.check_head(st, out_.scratch))) co_return co_await answer(*rej, &st);
-    const bool signed_head = scheme.verify_body == nullptr;
-    if (signed_head) {
+    const auth_scheme* scheme = &choose_scheme(st);
+    if ((rej = scheme->check_head(st, out_.scratch))) co_return co_await answer(*rej, &st);
+    if (scheme->verify_body == nullptr) {
       // Verified on the head: 4, 5 and 6 before a byte of the body is read.
       if ((rej = check_blacklist(st))) co_return co_await answer(*rej, &st);
       if (replay_answers_inline())
-        rej = scheme.record(st);
+        rej = scheme->record(st);
       else
-        rej = co_await await_replay(st, scheme);
+        rej = co_await await_replay(st, *scheme);
       if (rej || (rej = prioritize(st))) co_return co_await answer(*rej, &st);
     }
     if ((rej = check_declared_length(st))) co_return co_await answer(*rej, &st);
@@ -214,9 +213,14 @@ task<bool> connection::serve(request_parser& p) {
       if (!alive) co_return false;
     }
     // ---- the signature over the body and its replay record, then 3b, 4 and 6 on the signer ----
-    if (!signed_head && !(rej = co_await authenticate_body(st, scheme)) &&
-        !(rej = check_route_verify(st)) && !(rej = check_blacklist(st)))
-      rej = prioritize(st);
+    // No co_await inside a condition: GCC 12 evaluated the co_await of `a && co_await b` even
+    // when `a` was false, and so authenticated a signed head's request a second time, through
+    // its scheme's null verify_body (clang and the sanitizer builds were right).
+    if (scheme->verify_body != nullptr) {
+      rej = co_await authenticate_body(st, *scheme);
+      if (!rej && !(rej = check_route_verify(st)) && !(rej = check_blacklist(st)))
+        rej = prioritize(st);
+    }
 
     // ---- 7c, 8: admission, then the body synapse ----
     if (!rej && !(rej = admit(st))) rej = check_body(st, body_);
