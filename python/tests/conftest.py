@@ -66,3 +66,14 @@ def wait_until(predicate, limit=10.0):
     while not predicate() and time.monotonic() < end:
         time.sleep(0.01)
     return predicate()
+
+
+async def collect(d, axon, synapse, timeout=10):
+    """A streamed call's chunks joined, and its final synapse (None if none arrived)."""
+    chunks, final = [], None
+    async for item in d.call_stream(axon, synapse, timeout=timeout):
+        if isinstance(item, bytes):
+            chunks.append(item)
+        else:
+            final = item
+    return b"".join(chunks), final

@@ -13,6 +13,8 @@ import pytest
 
 import bittensor_cpp as bt
 
+from conftest import collect
+
 WordStream = bt.SynapseType("WordStream", {"text": str, "words": typing.List[str]},
                             required=["text"], hash_fields=["text"], defaults={"words": []})
 AnyBox = bt.SynapseType("AnyBox", {"x": typing.Any, "xs": typing.Optional[typing.List[typing.Any]]})
@@ -31,16 +33,6 @@ def nested_list(depth):
         cur.append(nxt)
         cur = nxt
     return outer
-
-
-async def collect(d, axon, synapse, timeout=10):
-    chunks, final = [], None
-    async for item in d.call_stream(axon, synapse, timeout=timeout):
-        if isinstance(item, bytes):
-            chunks.append(item)
-        else:
-            final = item
-    return b"".join(chunks), final
 
 
 # ------------------------------------------------------------------ streaming send past the end

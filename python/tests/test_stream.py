@@ -7,21 +7,11 @@ import typing
 import pytest
 
 import bittensor_cpp as bt
-from conftest import wait_until
+from conftest import collect, wait_until
 
 # As Python declares it: `words: typing.List[str] = []` (a typed C++ peer refuses null there).
 WordStream = bt.SynapseType("WordStream", {"text": str, "words": typing.List[str]},
                             required=["text"], hash_fields=["text"], defaults={"words": []})
-
-
-async def collect(d, axon, synapse, timeout=10):
-    chunks, final = [], None
-    async for item in d.call_stream(axon, synapse, timeout=timeout):
-        if isinstance(item, bytes):
-            chunks.append(item)
-        else:
-            final = item
-    return b"".join(chunks), final
 
 
 def test_stream_from_bt_axon(bt_axon, alice):
