@@ -76,8 +76,9 @@ status=0
   --no-response-signatures || status=$?
 echo "(ratio = the mean ping over the floor measured in this same run: a bare HTTP round trip of the"
 echo " same sizes plus the sr25519 signing and verifying a signed exchange needs, as the Floor line"
-echo " shows; the least a signed ping can cost on this machine. Its goal is a target measured on a"
-echo " 2-vCPU machine (docs/performance.md), not a promise for yours.)"
+echo " shows; the least a signed ping can cost on this machine. 'ratio goal met|missed' compares it"
+echo " with its goal, a target measured on a 2-vCPU machine (docs/performance.md), not a promise for"
+echo " yours; the demo's exit status is that of the pings, not of the goal.)"
 
 echo "== Stopping bt-axon"
 kill -TERM "$axon_pid"
@@ -85,5 +86,9 @@ axon_status=0
 wait "$axon_pid" || axon_status=$?
 axon_pid=
 echo "bt-axon exited with status $axon_status"
-echo "(Python bittensor, same loop: 43.9 ms per ping before the schema cache, 2.7 ms after it, 8.3 ms without it.)"
+# Constants, not measured here (docs/performance.md, "Ping (bt-ping)").
+echo "For comparison, constants not measured by this run: the original Bittensor measurement of the"
+echo "same loop in Python bittensor, on another machine, reported 43.9 ms per ping before the"
+echo "per-class schema cache, 2.7 ms with it and 8.3 ms without it (docs/performance.md, \"Ping\")."
+echo "Python clients measured on this machine: python/perf/ping_compare.py (docs/performance.md, \"Python\")."
 exit "$status"

@@ -41,6 +41,11 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
            COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_plot_test.sh
                    $<TARGET_FILE:bt-ping> ${PROJECT_SOURCE_DIR}/perf/plot_latency.py)
   set_tests_properties("perf: bt-ping latency plot" PROPERTIES TIMEOUT 120)
+  # --baseline ends with a verdict line on the ratio's goal, agreeing with its JSON.
+  add_test(NAME "perf: bt-ping ratio verdict"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_verdict_test.sh
+                   $<TARGET_FILE:bt-ping>)
+  set_tests_properties("perf: bt-ping ratio verdict" PROPERTIES TIMEOUT 120)
   if(BT_BUILD_TOOLS)
     # --memory: 1,200 one-hotkey callers (above the per-hotkey replay quota), all answered.
     add_test(NAME "perf: bt-ping memory mode"
