@@ -175,3 +175,30 @@ TEST_CASE(
   CHECK(bt::detail::json_plain_prefix("", 0, true) == 0);
   CHECK(bt::detail::ascii_prefix("", 0) == 0);
 }
+
+TEST_CASE("helpers: is_ascii sees a high byte at every position of every length to 70") {
+  // Lengths across the 16- and 8-byte blocks, their overlapping last block and the byte tail;
+  // each text offset by 0 to 3 bytes from an aligned buffer, so unaligned loads are exercised.
+  std::size_t checked = 0;
+  for (const unsigned char high : {0x80, 0xC3, 0xFF}) {
+    for (std::size_t offset = 0; offset < 4; ++offset) {
+      for (std::size_t n = 0; n <= 70; ++n) {
+        std::string buffer(offset + n, 'a');
+        const std::string_view text(buffer.data() + offset, n);
+        REQUIRE(bt::detail::is_ascii(text));
+        REQUIRE(bt::detail::is_valid_utf8(text));
+        for (std::size_t k = 0; k < n; ++k) {
+          buffer[offset + k] = static_cast<char>(high);
+          INFO("byte " << int(high) << " at " << k << " of " << n << ", offset " << offset);
+          REQUIRE_FALSE(bt::detail::is_ascii(text));
+          // A lone high byte is never valid UTF-8 (0xC3 needs a continuation byte after it).
+          REQUIRE_FALSE(bt::detail::is_valid_utf8(text));
+          buffer[offset + k] = 'a';
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 3 * 4 * (70 * 71 / 2));
+  CHECK(bt::detail::is_valid_utf8("R\xc3\xa9sum\xc3\xa9 of forty bytes and more, to pass 16"));
+}

@@ -11,6 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,8 +118,40 @@ inline std::size_t ascii_prefix(const char* p, std::size_t n) noexcept {
   return i;
 }
 
+/// True when every byte is ASCII (< 0x80): the blocks ORed together with no exit inside the loop,
+/// the last block read overlapping the one before it (16 bytes with SSE2, else 8). A synapse
+/// request's text headers (about 400 bytes: uuids, hotkeys, the signature) are ASCII, and a check
+/// that stops at the first high byte cost them several hundred instructions.
+inline bool is_ascii(std::string_view s) noexcept {
+  const char* p = s.data();
+  const std::size_t n = s.size();
+#if defined(__SSE2__)
+  if (n >= 16) {
+    const auto load = [p](std::size_t i) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    };
+    __m128i seen = load(n - 16);
+    for (std::size_t i = 0; i + 16 < n; i += 16) seen = _mm_or_si128(seen, load(i));
+    return _mm_movemask_epi8(seen) == 0;
+  }
+#endif
+  if (n >= 8) {
+    std::uint64_t seen, w;
+    std::memcpy(&seen, p + n - 8, 8);
+    for (std::size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&w, p + i, 8);
+      seen |= w;
+    }
+    return (seen & 0x8080808080808080ULL) == 0;
+  }
+  unsigned seen = 0;
+  for (std::size_t i = 0; i < n; ++i) seen |= static_cast<unsigned char>(p[i]);
+  return seen < 0x80;
+}
+
 /// True when the text is valid UTF-8 (then it can be copied verbatim).
 inline bool is_valid_utf8(std::string_view s) noexcept {
+  if (is_ascii(s)) return true;
   const char* p = s.data();
   const char* end = p + s.size();
   while (p < end) {
