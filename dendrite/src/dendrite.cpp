@@ -1,12 +1,14 @@
 // bt::dendrite: the public API (dendrite.hpp), the dendrite's own I/O threads, and the entry
 // points that start calls. A call is an exchange (exchange.cpp: I/O, limits, deadline, retry,
 // response signature, error mapping) in one dialect (call_dialect.hpp): synapse_dialect.cpp for
-// call and call_stream, epistula_dialect.cpp for epistula_call. The fan-out of forward is
-// fanout.cpp, the keep-alive pool connection_pool.cpp, the codec dendrite_codec.cpp.
+// call and call_stream, epistula_dialect.cpp for epistula_call, btauth_dialect.cpp for
+// btauth_call. The fan-out of forward and forward_mixed is fanout.cpp, the keep-alive pool
+// connection_pool.cpp, the codec dendrite_codec.cpp.
 #include <bt/dendrite.hpp>
 
 #include <bt/detail/timer_tick.hpp>
 
+#include "btauth_dialect.hpp"
 #include "call_completion.hpp"
 #include "epistula_dialect.hpp"
 #include "exchange.hpp"
@@ -175,23 +177,42 @@ void dendrite::async_call_impl(axon_info target, detail::synapse_ref ref, double
   run_single_call<detail::synapse_dialect>(state_, call, timeout, ref, nullptr);
 }
 
-void dendrite::async_epistula_impl(axon_info target, std::string method, std::string path,
-                                   std::string body, double timeout, epistula_response* out,
-                                   net::any_completion_handler<void()> handler) {
+void dendrite::async_plain_impl(wire_dialect dialect, axon_info target, std::string method,
+                                std::string path, std::string body, double timeout,
+                                http_call_response* out,
+                                net::any_completion_handler<void()> handler) {
   auto call = new_single_call(state_, std::move(target), std::move(handler));
-  run_single_call<detail::epistula_dialect>(state_, call, timeout, std::move(method),
+  if (dialect == wire_dialect::epistula)
+    run_single_call<detail::epistula_dialect>(state_, call, timeout, std::move(method),
+                                              std::move(path), std::move(body), out);
+  else
+    run_single_call<detail::btauth_dialect>(state_, call, timeout, std::move(method),
                                             std::move(path), std::move(body), out);
 }
 
-epistula_response dendrite::epistula_call(const axon_info& target, std::string method,
-                                          std::string path, std::string json_body, double timeout) {
+http_call_response dendrite::plain_call(wire_dialect dialect, const axon_info& target,
+                                        std::string method, std::string path, std::string json_body,
+                                        double timeout) {
   check_blocking_allowed();
-  std::promise<epistula_response> p;
+  std::promise<http_call_response> p;
   auto f = p.get_future();
-  async_epistula_call(
-      target, std::move(method), std::move(path), std::move(json_body), timeout,
-      [p = std::move(p)](epistula_response r) mutable { p.set_value(std::move(r)); });
+  async_plain_call(dialect, target, std::move(method), std::move(path), std::move(json_body),
+                   timeout,
+                   [p = std::move(p)](http_call_response r) mutable { p.set_value(std::move(r)); });
   return f.get();
+}
+
+http_call_response dendrite::epistula_call(const axon_info& target, std::string method,
+                                           std::string path, std::string json_body,
+                                           double timeout) {
+  return plain_call(wire_dialect::epistula, target, std::move(method), std::move(path),
+                    std::move(json_body), timeout);
+}
+
+http_call_response dendrite::btauth_call(const axon_info& target, std::string method,
+                                         std::string path, std::string json_body, double timeout) {
+  return plain_call(wire_dialect::btauth, target, std::move(method), std::move(path),
+                    std::move(json_body), timeout);
 }
 
 void dendrite::async_call_stream_impl(axon_info target, detail::synapse_ref ref, double timeout,
@@ -205,7 +226,19 @@ void dendrite::async_call_stream_impl(axon_info target, detail::synapse_ref ref,
 void dendrite::async_forward_impl(std::vector<axon_info> axons,
                                   std::vector<detail::synapse_ref> refs, double timeout,
                                   net::any_completion_handler<void()> handler) {
-  detail::start_fanout(state_, std::move(axons), std::move(refs), timeout, std::move(handler));
+  std::vector<mixed_request> requests(axons.size());
+  std::vector<detail::mixed_slot> slots(axons.size());
+  for (std::size_t i = 0; i < axons.size(); ++i) {
+    requests[i].axon = std::move(axons[i]);
+    slots[i].ref = refs[i];
+  }
+  detail::start_fanout(state_, std::move(requests), std::move(slots), timeout, std::move(handler));
+}
+
+void dendrite::async_forward_mixed_impl(std::vector<mixed_request> requests,
+                                        std::vector<detail::mixed_slot> slots, double timeout,
+                                        net::any_completion_handler<void()> handler) {
+  detail::start_fanout(state_, std::move(requests), std::move(slots), timeout, std::move(handler));
 }
 
 }  // namespace bt

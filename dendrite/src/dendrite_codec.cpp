@@ -6,6 +6,7 @@
 #include <bt/detail/dendrite_stream.hpp>
 
 #include <bt/body_hash.hpp>
+#include <bt/btauth.hpp>
 #include <bt/detail/text.hpp>
 #include <bt/detail/uuid.hpp>
 #include <bt/epistula.hpp>
@@ -239,7 +240,7 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
-std::string epistula_target_problem(std::string_view method, std::string_view path) {
+std::string plain_target_problem(std::string_view method, std::string_view path) {
   // RFC 9110 tchar; a method or path that could break the request line is never sent.
   auto tchar = [](unsigned char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -256,23 +257,53 @@ std::string epistula_target_problem(std::string_view method, std::string_view pa
   return {};
 }
 
+namespace {
+
+/// A plain request's head up to its own fields: request line, Host, Content-Type
+/// application/json, Content-Length; `head` is cleared first. Append fields with
+/// add_head_field() and end with end_head().
+void begin_json_head(std::string_view method, std::string_view target, std::string_view host,
+                     std::size_t body_bytes, std::string& head) {
+  head.clear();
+  head.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ").append(host);
+  head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
+  append_int(body_bytes, head);
+}
+
+void add_head_field(std::string& head, std::string_view name, std::string_view value) {
+  head.append("\r\n").append(name).append(": ").append(value);
+}
+
+void end_head(std::string& head) {
+  head.append("\r\n\r\n");
+}
+
+}  // namespace
+
 void encode_epistula_head(std::string_view method, std::string_view path, std::string_view host,
                           const epistula::request_headers& h, std::size_t body_bytes,
                           std::string& head) {
-  head.clear();
-  head.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: ").append(host);
-  head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
-  append_int(body_bytes, head);
-  auto field = [&](std::string_view name, std::string_view value) {
-    head.append("\r\n").append(name).append(": ").append(value);
-  };
-  field(epistula::version_header, epistula::version);
-  field(epistula::timestamp_header, h.timestamp);
-  field(epistula::uuid_header, h.uuid);
-  field(epistula::signed_by_header, h.signed_by);
-  if (!h.signed_for.empty()) field(epistula::signed_for_header, h.signed_for);
-  field(epistula::signature_header, h.signature);
-  head.append("\r\n\r\n");
+  begin_json_head(method, path, host, body_bytes, head);
+  add_head_field(head, epistula::version_header, epistula::version);
+  add_head_field(head, epistula::timestamp_header, h.timestamp);
+  add_head_field(head, epistula::uuid_header, h.uuid);
+  add_head_field(head, epistula::signed_by_header, h.signed_by);
+  if (!h.signed_for.empty()) add_head_field(head, epistula::signed_for_header, h.signed_for);
+  add_head_field(head, epistula::signature_header, h.signature);
+  end_head(head);
+}
+
+void encode_btauth_head(std::string_view method, std::string_view target, std::string_view host,
+                        const btauth::request_headers& h, std::size_t body_bytes,
+                        std::string& head) {
+  begin_json_head(method, target, host, body_bytes, head);
+  add_head_field(head, btauth::version_header, btauth::version);
+  add_head_field(head, btauth::hotkey_header, h.hotkey);
+  add_head_field(head, btauth::nonce_header, h.nonce);
+  add_head_field(head, btauth::signature_header, h.signature);
+  if (!h.crypto.empty()) add_head_field(head, btauth::crypto_header, h.crypto);
+  if (!h.receiver.empty()) add_head_field(head, btauth::receiver_header, h.receiver);
+  end_head(head);
 }
 
 }  // namespace bt::detail

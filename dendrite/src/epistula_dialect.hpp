@@ -12,7 +12,7 @@ namespace bt::detail {
 class epistula_dialect final : public plain_request_dialect {
  public:
   /// `out` outlives the call.
-  epistula_dialect(std::string method, std::string path, std::string body, epistula_response* out)
+  epistula_dialect(std::string method, std::string path, std::string body, http_call_response* out)
       : plain_request_dialect(std::move(method), std::move(path), std::move(body), out) {}
 
   std::string_view encode_try(const call_context& cx, pooled_connection& c,

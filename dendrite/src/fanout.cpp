@@ -1,6 +1,8 @@
-// The fan-out of dendrite::forward (fanout.hpp).
+// The fan-out of dendrite::forward and forward_mixed (fanout.hpp).
 #include "fanout.hpp"
 
+#include "btauth_dialect.hpp"
+#include "epistula_dialect.hpp"
 #include "exchange.hpp"
 #include "synapse_dialect.hpp"
 
@@ -17,8 +19,8 @@ namespace {
 /// A fan-out: launches calls up to max_concurrency and completes when all have.
 struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
   std::shared_ptr<dendrite_state> st;
-  std::vector<axon_info> axons;
-  std::vector<synapse_ref> refs;
+  std::vector<mixed_request> requests;
+  std::vector<mixed_slot> slots;
   double timeout = 12.0;
   std::chrono::steady_clock::time_point deadline;
   std::optional<dendrite_completion> done;
@@ -33,11 +35,11 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
     bool was_cancelled = false;
     {
       std::lock_guard lk(mu);
-      while (next < axons.size() && running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
+      while (next < requests.size() &&
+             running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
         const std::size_t i = next++;
         ++running;
-        std::shared_ptr<call_exchange> op = std::make_shared<dialect_call<synapse_dialect>>(
-            st, axons[i], timeout, deadline, refs[i], nullptr);
+        std::shared_ptr<call_exchange> op = make_call(i);
         op->on_done = [self = shared_from_this(), i] { self->on_call_done(i); };
         live[i] = op;
         start.push_back(std::move(op));
@@ -49,13 +51,33 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
     for (auto& op : start) op->start(was_cancelled ? "cancelled by the caller" : std::string());
   }
 
+  /// The call of requests[i] in its dialect (its method, path and body moved into the call: each
+  /// request is launched once; its axon stays here, where the call refers to it).
+  std::shared_ptr<call_exchange> make_call(std::size_t i) {
+    mixed_request& r = requests[i];
+    switch (r.dialect) {
+      case wire_dialect::synapse:
+        return std::make_shared<dialect_call<synapse_dialect>>(st, r.axon, timeout, deadline,
+                                                               slots[i].ref, nullptr);
+      case wire_dialect::epistula:
+        return std::make_shared<dialect_call<epistula_dialect>>(
+            st, r.axon, timeout, deadline, std::move(r.method), std::move(r.path),
+            std::move(r.body), slots[i].http);
+      case wire_dialect::btauth:
+        break;
+    }
+    return std::make_shared<dialect_call<btauth_dialect>>(st, r.axon, timeout, deadline,
+                                                          std::move(r.method), std::move(r.path),
+                                                          std::move(r.body), slots[i].http);
+  }
+
   void on_call_done(std::size_t i) {
     bool all = false;
     {
       std::lock_guard lk(mu);
       live[i].reset();
       --running;
-      all = ++finished == axons.size();
+      all = ++finished == requests.size();
     }
     if (all) {
       std::optional<dendrite_completion> c;
@@ -83,18 +105,18 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
 
 }  // namespace
 
-void start_fanout(const std::shared_ptr<dendrite_state>& st, std::vector<axon_info> axons,
-                  std::vector<synapse_ref> refs, double timeout,
+void start_fanout(const std::shared_ptr<dendrite_state>& st, std::vector<mixed_request> requests,
+                  std::vector<mixed_slot> slots, double timeout,
                   boost::asio::any_completion_handler<void()> handler) {
   auto f = std::make_shared<dendrite_fanout>();
   f->st = st;
-  f->axons = std::move(axons);
-  f->refs = std::move(refs);
+  f->requests = std::move(requests);
+  f->slots = std::move(slots);
   f->timeout = timeout;
   f->deadline = dendrite_deadline_after(timeout);
-  f->live.resize(f->axons.size());
+  f->live.resize(f->requests.size());
   f->done.emplace(std::move(handler), st->ex);
-  if (f->axons.empty()) {
+  if (f->requests.empty()) {
     // Complete through the executor, never inside the initiating function.
     boost::asio::post(st->ex, [f] {
       std::optional<dendrite_completion> c;

@@ -6,7 +6,7 @@
 namespace bt::detail {
 
 plain_request_dialect::plain_request_dialect(std::string method, std::string path, std::string body,
-                                             epistula_response* out)
+                                             http_call_response* out)
     : call_dialect(false),
       method_(std::move(method)),
       path_(std::move(path)),
@@ -15,11 +15,11 @@ plain_request_dialect::plain_request_dialect(std::string method, std::string pat
       name_(path_.starts_with('/') ? path_.substr(1) : path_) {}
 
 std::string plain_request_dialect::begin(const call_context&) {
-  return epistula_target_problem(method_, path_);
+  return plain_target_problem(method_, path_);
 }
 
 void plain_request_dialect::merge(const call_context&, http_response& res, bool verified) {
-  epistula_response& o = *out_;
+  http_call_response& o = *out_;
   o.status = static_cast<int>(res.result_int());
   o.status_message = valid_utf8(res.reason());
   o.error.reset();
@@ -31,7 +31,7 @@ void plain_request_dialect::merge(const call_context&, http_response& res, bool 
 
 void plain_request_dialect::record_failure(const call_context& cx, dendrite_errc code,
                                            std::string_view detail) {
-  epistula_response& o = *out_;
+  http_call_response& o = *out_;
   o.error = code;
   o.status = dendrite_status(code);
   o.status_message =

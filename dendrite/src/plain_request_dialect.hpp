@@ -1,7 +1,8 @@
-// What the dialects of plain HTTP requests share (Epistula, PROTOCOL 12, and any later one that
-// signs headers over a method, a path and a JSON body): the request is a method, a path and a
-// body the caller gave; the answer is handed back as received (status, headers, body) in an
-// epistula_response. A concrete dialect adds only encode_try(): how a try is signed.
+// What the dialects of plain HTTP requests share (Epistula, PROTOCOL 12; btauth/1, PROTOCOL 14;
+// any later one that signs headers over a method, a path and a JSON body): the request is a
+// method, a path and a body the caller gave; the answer is handed back as received (status,
+// headers, body) in an http_call_response. A concrete dialect adds only encode_try(): how a try
+// is signed.
 #pragma once
 
 #include "call_dialect.hpp"
@@ -21,11 +22,11 @@ class plain_request_dialect : public call_dialect {
  protected:
   /// `out` outlives the call.
   plain_request_dialect(std::string method, std::string path, std::string body,
-                        epistula_response* out);
+                        http_call_response* out);
   ~plain_request_dialect() = default;
 
   std::string method_, path_, body_;
-  epistula_response* out_;
+  http_call_response* out_;
 
  private:
   std::string name_;  ///< the path without its leading '/': messages and metric labels

@@ -42,6 +42,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace spdlog {
@@ -172,10 +173,11 @@ constexpr auto dendrite_options::option_table() {
   };
 }
 
-/// The answer to dendrite::epistula_call. A call never throws: `error` says when no usable HTTP
+/// The answer to a request by method and path (dendrite::epistula_call, dendrite::btauth_call,
+/// and the plain targets of forward_mixed). A call never throws: `error` says when no usable HTTP
 /// answer arrived, and then `status` and `status_message` come from docs/dendrite.md's table
 /// (408, 503, 421, ...) as for a synapse call.
-struct epistula_response {
+struct http_call_response {
   int status = 0;                      ///< the HTTP status, or the failure's status
   std::string status_message;          ///< the HTTP reason phrase, or the failure's message
   std::optional<dendrite_errc> error;  ///< set: a client-side failure (the table)
@@ -186,8 +188,42 @@ struct epistula_response {
   /// The answer carried a bt-response-signature that verified (always false when
   /// verify_responses is off).
   bool response_verified = false;
-  std::string uuid;  ///< the Epistula-Uuid of the request sent (the last attempt's)
+  std::string uuid;   ///< Epistula: the Epistula-Uuid of the request sent (the last attempt's)
+  std::string nonce;  ///< btauth/1: the X-Bittensor-Nonce of the request sent (the last attempt's)
 };
+/// The name epistula_call's answer had first; the same type.
+using epistula_response = http_call_response;
+
+/// How a target of a mixed fan-out (dendrite::forward_mixed) is addressed: the dialect its
+/// miner speaks.
+enum class wire_dialect {
+  synapse,   ///< a bittensor synapse, POST /Name (PROTOCOL 4-6), as dendrite::call
+  epistula,  ///< method and path signed with Epistula v2 (PROTOCOL 12), as epistula_call
+  btauth,    ///< method and path signed with btauth/1 (PROTOCOL 14), as btauth_call
+};
+
+/// One target of a mixed fan-out. A synapse target is sent the fan-out's synapse; an Epistula or
+/// btauth/1 target is sent `method` `path` (with any ?query) with `body`, verbatim.
+struct mixed_request {
+  axon_info axon;
+  wire_dialect dialect = wire_dialect::synapse;
+  std::string method = "POST";  ///< plain dialects only
+  std::string path;             ///< plain dialects only
+  std::string body;             ///< plain dialects only: the JSON body
+};
+
+/// One answer of a mixed fan-out: the synapse (a synapse target) or the HTTP answer.
+template <class T>
+using mixed_answer = std::variant<T, http_call_response>;
+
+namespace detail {
+/// Where one target of a mixed fan-out puts its answer: the synapse `ref` (a synapse target) or
+/// `http` (a plain one). Both point into the fan-out's result vector.
+struct mixed_slot {
+  synapse_ref ref;
+  http_call_response* http = nullptr;
+};
+}  // namespace detail
 
 /// Counters for tests and monitoring (monotonic since construction).
 struct dendrite_stats {
@@ -306,29 +342,83 @@ class dendrite {
   /// milliseconds. The same connection pool, total deadline, limits, cancellation and failure
   /// table as async_call; `method` must be an HTTP token and `path` start with '/' without
   /// spaces or control characters (else invalid_address, nothing sent). Completion signature
-  /// `void(epistula_response)`.
-  template <boost::asio::completion_token_for<void(epistula_response)> Token>
+  /// `void(http_call_response)`.
+  template <boost::asio::completion_token_for<void(http_call_response)> Token>
   auto async_epistula_call(axon_info target, std::string method, std::string path,
                            std::string json_body, double timeout, Token&& token) {
-    return boost::asio::async_initiate<Token, void(epistula_response)>(
-        [this](auto handler, axon_info target, std::string method, std::string path,
-               std::string json_body, double timeout) {
-          auto result = std::make_unique<epistula_response>();
-          epistula_response* out = result.get();
-          async_epistula_impl(
-              std::move(target), std::move(method), std::move(path), std::move(json_body), timeout,
-              out,
-              detail::result_handler<epistula_response, std::decay_t<decltype(handler)>>{
-                  std::move(handler), std::move(result)});
-        },
-        token, std::move(target), std::move(method), std::move(path), std::move(json_body),
-        timeout);
+    return async_plain_call(wire_dialect::epistula, std::move(target), std::move(method),
+                            std::move(path), std::move(json_body), timeout,
+                            std::forward<Token>(token));
   }
 
   /// Blocking async_epistula_call. Must not be called from a thread running the dendrite's
   /// executor.
-  epistula_response epistula_call(const axon_info& target, std::string method, std::string path,
-                                  std::string json_body, double timeout = 12.0);
+  http_call_response epistula_call(const axon_info& target, std::string method, std::string path,
+                                   std::string json_body, double timeout = 12.0);
+
+  /// A btauth/1 request (PROTOCOL 14, the signed HTTP requests of Bittensor SDK v11): `method`
+  /// `path` (the request target as sent, ?query included) with `json_body` verbatim, signed by
+  /// this dendrite's hotkey (sr25519 or ed25519) for `target.hotkey` (X-Bittensor-Receiver)
+  /// under a fresh nonce (time in nanoseconds, strictly increasing per dendrite) on every try.
+  /// Everything else is async_epistula_call's: pool, deadline, retry, limits, cancellation,
+  /// failure table, the response-signature check (over the decimal nonce sent, which the
+  /// answer's `nonce` holds). Completion signature `void(http_call_response)`.
+  template <boost::asio::completion_token_for<void(http_call_response)> Token>
+  auto async_btauth_call(axon_info target, std::string method, std::string path,
+                         std::string json_body, double timeout, Token&& token) {
+    return async_plain_call(wire_dialect::btauth, std::move(target), std::move(method),
+                            std::move(path), std::move(json_body), timeout,
+                            std::forward<Token>(token));
+  }
+
+  /// Blocking async_btauth_call. Must not be called from a thread running the dendrite's
+  /// executor.
+  http_call_response btauth_call(const axon_info& target, std::string method, std::string path,
+                                 std::string json_body, double timeout = 12.0);
+
+  /// One query to a mixed set of miners, each in the dialect it speaks (mixed_request): synapse
+  /// targets get their own copy of `syn`, Epistula and btauth/1 targets their method, path and
+  /// body. The fan-out of async_forward (max_concurrency, one deadline for all, cancellation);
+  /// completion `void(std::vector<mixed_answer<T>>)`: one answer per request, in its order, the
+  /// synapse for a synapse target and the http_call_response otherwise.
+  template <class T, boost::asio::completion_token_for<void(std::vector<mixed_answer<T>>)> Token>
+  requires std::is_base_of_v<synapse, T>
+  auto async_forward_mixed(std::vector<mixed_request> requests, T syn, double timeout,
+                           Token&& token) {
+    return boost::asio::async_initiate<Token, void(std::vector<mixed_answer<T>>)>(
+        [this](auto handler, std::vector<mixed_request> requests, T syn, double timeout) {
+          auto results = std::make_unique<std::vector<mixed_answer<T>>>();
+          results->reserve(requests.size());  // no reallocation: the slots point into it
+          std::vector<detail::mixed_slot> slots(requests.size());
+          for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (requests[i].dialect == wire_dialect::synapse) {
+              slots[i].ref = detail::make_synapse_ref(
+                  std::get<0>(results->emplace_back(std::in_place_index<0>, syn)));
+            } else {
+              slots[i].http = &std::get<1>(results->emplace_back(std::in_place_index<1>));
+            }
+          }
+          async_forward_mixed_impl(
+              std::move(requests), std::move(slots), timeout,
+              detail::result_handler<std::vector<mixed_answer<T>>, std::decay_t<decltype(handler)>>{
+                  std::move(handler), std::move(results)});
+        },
+        token, std::move(requests), std::move(syn), timeout);
+  }
+
+  /// Blocking async_forward_mixed. Must not be called from a thread running the dendrite's
+  /// executor.
+  template <class T>
+  requires std::is_base_of_v<synapse, T> std::vector<mixed_answer<T>> forward_mixed(
+      std::vector<mixed_request> requests, const T& syn, double timeout = 12.0) {
+    check_blocking_allowed();
+    std::promise<std::vector<mixed_answer<T>>> p;
+    auto f = p.get_future();
+    async_forward_mixed(
+        std::move(requests), syn, timeout,
+        [p = std::move(p)](std::vector<mixed_answer<T>> r) mutable { p.set_value(std::move(r)); });
+    return f.get();
+  }
 
   /// Queries one streaming axon (PROTOCOL 7, Python's call_stream). The request is call()'s. A
   /// 200 answer's body is read as it arrives, under the same total deadline, and handed to T's
@@ -383,9 +473,33 @@ class dendrite {
                               boost::asio::any_completion_handler<void()> handler);
   void async_call_impl(axon_info target, detail::synapse_ref ref, double timeout,
                        boost::asio::any_completion_handler<void()> handler);
-  void async_epistula_impl(axon_info target, std::string method, std::string path, std::string body,
-                           double timeout, epistula_response* out,
-                           boost::asio::any_completion_handler<void()> handler);
+  /// An Epistula or btauth/1 call (`dialect`), completing `void(http_call_response)`.
+  template <class Token>
+  auto async_plain_call(wire_dialect dialect, axon_info target, std::string method,
+                        std::string path, std::string json_body, double timeout, Token&& token) {
+    return boost::asio::async_initiate<Token, void(http_call_response)>(
+        [this, dialect](auto handler, axon_info target, std::string method, std::string path,
+                        std::string json_body, double timeout) {
+          auto result = std::make_unique<http_call_response>();
+          http_call_response* out = result.get();
+          async_plain_impl(
+              dialect, std::move(target), std::move(method), std::move(path), std::move(json_body),
+              timeout, out,
+              detail::result_handler<http_call_response, std::decay_t<decltype(handler)>>{
+                  std::move(handler), std::move(result)});
+        },
+        token, std::move(target), std::move(method), std::move(path), std::move(json_body),
+        timeout);
+  }
+  /// Blocking async_plain_call.
+  http_call_response plain_call(wire_dialect dialect, const axon_info& target, std::string method,
+                                std::string path, std::string json_body, double timeout);
+  void async_plain_impl(wire_dialect dialect, axon_info target, std::string method,
+                        std::string path, std::string body, double timeout, http_call_response* out,
+                        boost::asio::any_completion_handler<void()> handler);
+  void async_forward_mixed_impl(std::vector<mixed_request> requests,
+                                std::vector<detail::mixed_slot> slots, double timeout,
+                                boost::asio::any_completion_handler<void()> handler);
   void async_forward_impl(std::vector<axon_info> axons, std::vector<detail::synapse_ref> refs,
                           double timeout, boost::asio::any_completion_handler<void()> handler);
   void check_blocking_allowed() const;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <bt/axon_info.hpp>
+#include <bt/btauth.hpp>
 #include <bt/dendrite_error.hpp>
 #include <bt/detail/dendrite_call.hpp>
 #include <bt/detail/uuid.hpp>  // make_uuid1, the dendrite's instance id
@@ -68,9 +69,10 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
 /// can always be written as JSON or converted to a Python str.
 std::string valid_utf8(std::string_view text);
 
-/// Why an Epistula call's method or path cannot be sent (empty when both can): the method must
-/// be an HTTP token, the path start with '/' and hold no spaces or control characters.
-std::string epistula_target_problem(std::string_view method, std::string_view path);
+/// Why a plain request's (Epistula, btauth/1) method or path cannot be sent (empty when both
+/// can): the method must be an HTTP token, the path start with '/' and hold no spaces or control
+/// characters.
+std::string plain_target_problem(std::string_view method, std::string_view path);
 
 /// The HTTP/1.1 head of an Epistula request (PROTOCOL 12): request line, Host,
 /// Content-Type application/json, Content-Length `body_bytes`, the Epistula headers of `h`
@@ -78,6 +80,14 @@ std::string epistula_target_problem(std::string_view method, std::string_view pa
 void encode_epistula_head(std::string_view method, std::string_view path, std::string_view host,
                           const epistula::request_headers& h, std::size_t body_bytes,
                           std::string& head);
+
+/// The HTTP/1.1 head of a btauth/1 request (PROTOCOL 14): request line with `target` (path and
+/// ?query, exactly as signed), Host, Content-Type application/json, Content-Length
+/// `body_bytes`, the X-Bittensor-* headers of `h` (Crypto and Receiver only when not empty),
+/// blank line. `head` is cleared first.
+void encode_btauth_head(std::string_view method, std::string_view target, std::string_view host,
+                        const btauth::request_headers& h, std::size_t body_bytes,
+                        std::string& head);
 
 /// Whether a Content-Type value is JSON as aiohttp's response.json() accepts it:
 /// application/json or application/<something>+json, parameters allowed, case-insensitive.
