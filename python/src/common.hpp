@@ -117,10 +117,17 @@ py::object from_json(const bt::json& j);
 /// std::system_error and bt errors); used by the binding code around C++ calls.
 [[noreturn]] void raise_bt_error(const std::string& message);
 
+/// "sr25519" or "ed25519"; ValueError naming the value otherwise.
+bt::crypto_type parse_crypto(const std::string& name);
+/// bytes, bytearray or memoryview as given; str as its UTF-8 encoding (bittensor signs str
+/// messages that way). Anything else is a TypeError naming `what`.
+std::string message_bytes(py::handle data, const char* what);
+
 void init_keys(py::module_& m);
 void init_synapse(py::module_& m);
 void init_dendrite(py::module_& m);
 void init_axon(py::module_& m);
+void init_http_auth(py::module_& m);
 
 /// Logs an exception raised by Python code run for the axon (with its traceback) on the logger
 /// "bittensor_cpp" and returns the new error id the client sees. Needs the GIL.

@@ -13,7 +13,6 @@
 #include <string>
 
 namespace btpy {
-namespace {
 
 bt::crypto_type parse_crypto(const std::string& name) {
   if (name == "sr25519") return bt::crypto_type::sr25519;
@@ -21,8 +20,6 @@ bt::crypto_type parse_crypto(const std::string& name) {
   throw py::value_error("crypto_type must be 'sr25519' or 'ed25519', not '" + name + "'");
 }
 
-/// bytes, bytearray or memoryview as given; str as its UTF-8 encoding (bittensor signs
-/// str messages that way). Anything else is a TypeError.
 std::string message_bytes(py::handle data, const char* what) {
   if (py::isinstance<py::str>(data)) return data.cast<std::string>();
   if (py::isinstance<py::bytes>(data)) return std::string(data.cast<py::bytes>());
@@ -31,8 +28,6 @@ std::string message_bytes(py::handle data, const char* what) {
   throw py::type_error(std::string(what) + " must be bytes or str, not " +
                        std::string(py::str(data.get_type().attr("__name__"))));
 }
-
-}  // namespace
 
 void init_keys(py::module_& m) {
   py::class_<bt::keypair, std::shared_ptr<bt::keypair>>(m, "Keypair",

@@ -62,4 +62,5 @@ PYBIND11_MODULE(bittensor_cpp, m) {
   init_synapse(m);
   init_dendrite(m);
   init_axon(m);
+  init_http_auth(m);
 }
