@@ -510,8 +510,9 @@ TEST_CASE("405 for other methods, GET is served like POST", "[axon]") {
 
 TEST_CASE("400: malformed headers, malformed bodies and body hash mismatch", "[axon]") {
   bt::error err;
-  auto hashed =
-      bt::make_dynamic_descriptor("Hashed", {{"text", bt::field_kind::required}}, {"text"}, err);
+  auto hashed = bt::make_dynamic_descriptor(
+      "Hashed", {{"text", bt::field_kind::required}, {"note", bt::field_kind::optional}},
+      {"text", "note"}, err);
   REQUIRE_FALSE(err);
   auto ax = make_axon();
   ax->attach(hashed,
@@ -570,10 +571,35 @@ TEST_CASE("400: malformed headers, malformed bodies and body hash mismatch", "[a
     const auto r = roundtrip(port, req.wire(port));
     check_error_headers(r, 400,
                         "Hash mismatch between header body hash " + signed_hash +
-                            " and parsed body hash " + other_hash);
+                            " and parsed body hash " + other_hash +
+                            "; the hash covers the fields text, note (in that order), all in the "
+                            "body, so one of their values is not the one signed (changed after "
+                            "signing, or hashed differently: PROTOCOL 3)");
     // The untampered request is fine.
     auto good = python_request(s, alice(), bob().ss58_address(), o);
     CHECK(roundtrip(port, good.wire(port)).status == 200);
+  }
+  SECTION("a body that leaves out a hash field: the refusal names it and says to send it") {
+    bt::dynamic_synapse s(hashed);
+    *s.get("text") = "signed text";
+    *s.get("note") = "signed note";
+    bt::test::python_request_options o;
+    o.axon_port = port;
+    auto req = python_request(s, alice(), bob().ss58_address(), o);
+    const std::string signed_hash = *req.find("computed_body_hash");
+    // The key renamed to one the axon ignores: the body has no "note", so its default is hashed.
+    const auto pos = req.body.find("\"note\"");
+    REQUIRE(pos != std::string::npos);
+    req.body.replace(pos, 6, "\"nope\"");
+    bt::dynamic_synapse unsent(hashed);
+    *unsent.get("text") = "signed text";
+    const auto r = roundtrip(port, req.wire(port));
+    check_error_headers(r, 400,
+                        "Hash mismatch between header body hash " + signed_hash +
+                            " and parsed body hash " + bt::body_hash(unsent) +
+                            "; the hash covers the fields text, note (in that order), and the "
+                            "body leaves out 'note': send every hash field in the body, with the "
+                            "value that was signed");
   }
   SECTION("garbage instead of HTTP") {
     const auto r = roundtrip(port, "HELLO\r\n\r\n");

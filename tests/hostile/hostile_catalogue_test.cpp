@@ -808,8 +808,8 @@ TEST_CASE("bodies and headers that lie: hash mismatch, wrong types, nesting, unk
     INFO("got " << r->status << " " << m);
     CHECK(r->status == c.status);
     if (c.message == "<hash>")
-      CHECK(m == "Hash mismatch between header body hash " + signed_hash +
-                     " and parsed body hash " + big_2_hash);
+      CHECK(starts_with(m, "Hash mismatch between header body hash " + signed_hash +
+                               " and parsed body hash " + big_2_hash + "; the hash covers "));
     else if (!c.message.empty() && c.message.back() == '*')
       CHECK(starts_with(m, c.message.substr(0, c.message.size() - 1)));
     else if (!c.message.empty())

@@ -44,7 +44,8 @@ constexpr std::array<errc_entry, axon_errc_count> rows{{
     {body_too_slow, 408, "Request body too slow: {} bytes in {:.1f} seconds", 0},
     {malformed_framing, 400, "Malformed body: {}", 0},
     {malformed_body, 400, "Malformed body: {}", 0},
-    {hash_mismatch, 400, "Hash mismatch between header body hash {} and parsed body hash {}", 0},
+    // The last detail names the route's hash fields and what the body did with them.
+    {hash_mismatch, 400, "Hash mismatch between header body hash {} and parsed body hash {}{}", 0},
     {request_timeout, 408, "Request timeout after {} seconds", 0},
     {internal_error, 500, "Internal Server Error #{}", 0},
     {handler_error, 500, "{}", 0},  // status: the forward_error's (500 when out of range)

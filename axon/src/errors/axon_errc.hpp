@@ -54,7 +54,7 @@ enum class axon_errc {
   malformed_framing,        // 400, detail: Beast's chunk-parse error
   // 8. body synapse
   malformed_body,  // 400, detail: what and why
-  hash_mismatch,   // 400, details: the header's hash, the body's
+  hash_mismatch,   // 400, details: the header's hash, the body's, why (the hash fields)
   // 9. forward
   request_timeout,  // 408, detail: the timeout as Python prints it
   internal_error,   // 500, detail: the error id (details only in the log)

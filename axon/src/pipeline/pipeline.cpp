@@ -97,6 +97,30 @@ std::string python_seconds(double s) {
   return out;
 }
 
+/// Why a body's hash differs from the signed one, for the 400's text: the route's hash fields,
+/// and those the body left out (the axon then hashed their defaults, so the caller signed other
+/// values), or, when the body has them all, that their values are not the ones signed. Called on
+/// the refusal only: it parses the body a second time.
+std::string hash_mismatch_hint(const synapse_descriptor& d, std::string_view body) {
+  const auto& indices = d.hash_fields();
+  if (indices.empty()) return "; this route has no hash fields, so the body hash is constant";
+  const json object = json::parse(body, nullptr, false);
+  std::string fields, missing;
+  for (const std::size_t i : indices) {
+    const std::string& name = d.fields()[i].name;
+    fields += (fields.empty() ? "" : ", ") + name;
+    if (!object.is_object() || !object.contains(name))
+      missing += (missing.empty() ? "'" : ", '") + name + "'";
+  }
+  std::string hint = "; the hash covers the fields " + fields + " (in that order)";
+  if (!missing.empty())
+    return hint + ", and the body leaves out " + missing +
+           ": send every hash field in the body, with the value that was signed";
+  return hint +
+         ", all in the body, so one of their values is not the one signed (changed after "
+         "signing, or hashed differently: PROTOCOL 3)";
+}
+
 /// Calls a route's policy function; what it throws becomes `failure` (never a crash).
 template <class Fn>
 auto call_policy(Fn&& fn, std::optional<std::string>& failure) -> decltype(fn()) {
@@ -479,7 +503,8 @@ stage_result check_body(request_state& st, std::string& body) {
                   "dendrite.hotkey differs from the signed bt_header_dendrite_hotkey");
   } else if (const std::string& computed = job.request_hash.compute(*r.spec.type, s);
              computed != h.computed_body_hash) {
-    return reject(axon_errc::hash_mismatch, !st.keep_alive, h.computed_body_hash, computed);
+    return reject(axon_errc::hash_mismatch, !st.keep_alive, h.computed_body_hash, computed,
+                  hash_mismatch_hint(*r.spec.type, body));
   }
   // D23: status fields are the axon's to set; whatever the client put there is dropped.
   s.axon.status_code.reset();
