@@ -44,3 +44,33 @@ if(TARGET bt-axon)
                        "node: epistula replay refused across two axons sharing redis"
                        PROPERTIES TIMEOUT 120)
 endif()
+
+# btauth/1 against bt-axon's POST /echo (PROTOCOL 14): tests/node/btauth_signer_peer.mjs signs
+# requests with tests/node/btauth.mjs, an independent btauth/1 (node's SHA-256 and
+# @polkadot/util-crypto's sr25519 and ed25519), and checks what is accepted and what is refused
+# with which status and failure class. The fleet case runs two bt-axon processes sharing a
+# redis-server (started by the peer) as their replay store. Never skipped: without node or
+# redis-server the tests fail.
+if(TARGET bt-axon)
+  find_program(BT_NODE_EXE node)
+  find_program(BT_REDIS_SERVER_EXE redis-server)
+  if(BT_NODE_EXE)
+    add_test(NAME "node: btauth signer vs bt-axon /echo"
+             COMMAND ${BT_NODE_EXE} btauth_signer_peer.mjs $<TARGET_FILE:bt-axon>
+             WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/node)
+  else()
+    add_test(NAME "node: btauth signer vs bt-axon /echo" COMMAND ${CMAKE_COMMAND} -E false)
+  endif()
+  if(BT_NODE_EXE AND BT_REDIS_SERVER_EXE)
+    add_test(NAME "node: btauth replay refused across two axons sharing redis"
+             COMMAND ${BT_NODE_EXE} btauth_signer_peer.mjs $<TARGET_FILE:bt-axon>
+                     ${BT_REDIS_SERVER_EXE}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/node)
+  else()
+    add_test(NAME "node: btauth replay refused across two axons sharing redis"
+             COMMAND ${CMAKE_COMMAND} -E false)
+  endif()
+  set_tests_properties("node: btauth signer vs bt-axon /echo"
+                       "node: btauth replay refused across two axons sharing redis"
+                       PROPERTIES TIMEOUT 120)
+endif()

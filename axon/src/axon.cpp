@@ -3,6 +3,7 @@
 #include <bt/axon.hpp>
 #include <bt/detail/uuid.hpp>
 
+#include "auth/btauth_policy.hpp"
 #include "session/session.hpp"
 #include "state/axon_impl.hpp"
 
@@ -197,10 +198,15 @@ axon& axon::route(std::string_view method, std::string_view path, json_handler h
   if (!handler) throw std::invalid_argument("bt::axon::route: null handler");
   // A bittensor signature covers a body only through a synapse's required hash fields
   // (PROTOCOL 5.5); a plain route has no synapse, so it would leave the body unsigned.
-  if (options.auth != auth_mode::epistula)
+  if (options.auth == auth_mode{} ||
+      !accepts(auth_mode::epistula | auth_mode::btauth, options.auth))
     throw std::invalid_argument(
-        "bt::axon::route: plain routes support auth_mode::epistula only (a bittensor signature "
-        "would not cover a plain body)");
+        "bt::axon::route: plain routes accept a non-empty set of auth_mode::epistula and "
+        "auth_mode::btauth (a bittensor signature would not cover a plain body)");
+  for (const auto& w : {options.btauth_max_age, options.btauth_allowed_skew})
+    if (w && !detail::valid_btauth_window(*w))
+      throw std::invalid_argument(
+          "bt::axon::route: btauth_max_age and btauth_allowed_skew must be 0 to 24 hours");
   for (const auto& existing : s.routes)
     if (existing->path() == path)
       throw std::logic_error("bt::axon::route: path '" + std::string(path) + "' is already served");
@@ -270,6 +276,11 @@ void axon::start(std::error_code& ec) {
       s.log->error("axon: epistula_past_window and epistula_future_window must be 0 to 24 h");
       return fail(std::make_error_code(std::errc::invalid_argument));
     }
+  }
+  if (!detail::valid_btauth_window(s.opts.btauth_max_age) ||
+      !detail::valid_btauth_window(s.opts.btauth_allowed_skew)) {
+    s.log->error("axon: btauth_max_age and btauth_allowed_skew must be 0 to 24 h");
+    return fail(std::make_error_code(std::errc::invalid_argument));
   }
   if (s.opts.proxy_protocol && s.trusted_proxies.empty()) {
     s.log->error("axon: proxy_protocol needs trusted_proxies (every connection would be closed)");

@@ -110,9 +110,11 @@ void attach_miner_routes(bt::axon& ax, policy_holder& policy, const miner_config
       route_policy);
   ax.attach<bt::examples::word_stream>(
       word_streamer(std::chrono::milliseconds(cfg.stream_delay_ms)), route_policy);
-  // POST /echo, an Epistula route (bt/examples/echo_route.hpp: the JSON body back with the
-  // verified signer), under the miner's policy like the synapses.
-  bt::examples::attach_echo_route(ax, {.blacklist =
+  // POST /echo (bt/examples/echo_route.hpp: the JSON body back with the verified signer), signed
+  // with Epistula v2 or btauth/1 (the Bittensor SDK v11's http_auth), under the miner's policy
+  // like the synapses.
+  bt::examples::attach_echo_route(ax, {.auth = bt::auth_mode::epistula | bt::auth_mode::btauth,
+                                       .blacklist =
                                            [&policy](const bt::request_context& caller) {
                                              return policy.current()->blacklist(caller.hotkey);
                                            },

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -55,13 +56,20 @@ struct verdict {
   static verdict deny(std::string reason) { return {false, std::move(reason)}; }
 };
 
-/// How a route's requests are authenticated (docs/axon.md "Plain JSON routes"; PROTOCOL 12): the
-/// SET of schemes the route accepts, one bit each: bittensor's signed synapse headers (PROTOCOL
-/// 5.5; a session's MAC, PROTOCOL 13, is part of it), Epistula v2's signed headers over the
-/// exact body bytes. `either` names the set of both, decided per request by which scheme's
-/// headers are present (an `Epistula-*` header). Sets combine with `|`; a route refuses an
-/// empty set or an unknown bit.
-enum class auth_mode : unsigned { bittensor = 1U, epistula = 2U, either = bittensor | epistula };
+/// How a route's requests are authenticated (docs/axon.md "Plain JSON routes"; PROTOCOL 12, 14):
+/// the SET of schemes the route accepts, one bit each: bittensor's signed synapse headers
+/// (PROTOCOL 5.5; a session's MAC, PROTOCOL 13, is part of it), Epistula v2's signed headers over
+/// the exact body bytes (PROTOCOL 12), btauth/1's X-Bittensor-* headers over the method, the
+/// request target and the body (Bittensor SDK v11's http_auth, PROTOCOL 14). `either` names the
+/// set {bittensor, epistula}. Sets combine with `|`; each request is authenticated by the one
+/// scheme whose headers it carries. A synapse route accepts a non-empty subset of `either`; a
+/// plain route (axon::route) a non-empty subset of {epistula, btauth}; anything else is refused.
+enum class auth_mode : unsigned {
+  bittensor = 1U,
+  epistula = 2U,
+  either = bittensor | epistula,
+  btauth = 4U,
+};
 
 constexpr auth_mode operator|(auth_mode a, auth_mode b) noexcept {
   return static_cast<auth_mode>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
@@ -115,8 +123,9 @@ struct json_reply {
 };
 
 /// A plain JSON route's handler: the exact body bytes, the body parsed as JSON (null for an
-/// empty body) and the verified caller (request_context::hotkey is the Epistula-Signed-By
-/// address once its signature was checked). Runs on the worker pool; may run concurrently with
+/// empty body) and the verified caller (request_context::hotkey is the Epistula-Signed-By or
+/// X-Bittensor-Hotkey address once its signature was checked; request_context::scheme says
+/// which). Runs on the worker pool; may run concurrently with
 /// itself (must be thread-safe). May throw bt::forward_error to choose an error status, as a
 /// synapse forward does; any other exception is answered 500 `Internal Server Error #<id>`.
 using json_handler =
@@ -125,16 +134,25 @@ using json_handler =
 /// Policy of a plain JSON route (axon::route). Blacklist and priority see the verified caller
 /// only (there is no synapse), and run after the signature check and the replay store.
 struct json_route_options {
-  /// Plain routes support `epistula` only: route() throws std::invalid_argument for another
-  /// mode (a bittensor signature covers a body only through a synapse's hash fields).
+  /// The schemes the route accepts: a non-empty subset of {epistula, btauth} (route() throws
+  /// std::invalid_argument for anything else: a bittensor signature covers a body only through a
+  /// synapse's hash fields). Per request the headers choose: X-Bittensor-* -> btauth/1,
+  /// Epistula-* -> Epistula, both -> 400; neither -> the first of the set in that order says what
+  /// is missing. The default stays Epistula alone; a route opts into btauth/1 explicitly.
   auth_mode auth = auth_mode::epistula;
   /// Denied -> 403 `Forbidden. Key is blacklisted: {reason}.`
   std::function<verdict(const request_context& caller)> blacklist{};
   /// Queue order, as route_options::priority.
   std::function<double(const request_context& caller)> priority{};
-  /// The request's deadline after its head arrived (an Epistula request carries no timeout):
-  /// 408 past it. Capped by axon_options::max_request_timeout.
+  /// The request's deadline after its head arrived (a plain request carries no timeout): 408
+  /// past it. Capped by axon_options::max_request_timeout.
   std::chrono::milliseconds timeout{12'000};
+  /// btauth/1 on this route: overrides of axon_options::btauth_max_age, btauth_allowed_skew
+  /// (each 0 to 24 hours; route() throws std::invalid_argument otherwise) and
+  /// btauth_require_receiver. Unset: the axon's.
+  std::optional<std::chrono::milliseconds> btauth_max_age{};
+  std::optional<std::chrono::milliseconds> btauth_allowed_skew{};
+  std::optional<bool> btauth_require_receiver{};
 };
 
 /// Thrown by a forward function to answer with its own status: HTTP `status()` and
@@ -304,8 +322,9 @@ class axon {
   }
 
   /// Serves a plain JSON route: `method` "POST" or "GET", `path` an exact path ("/echo"; no
-  /// query, not a synapse's path). Every request is authenticated as `options.auth` says
-  /// (Epistula v2 by default: PROTOCOL 12) before the handler runs; blacklist, priority, the
+  /// query, not a synapse's path). Every request is authenticated by one scheme of
+  /// `options.auth` (Epistula v2 by default: PROTOCOL 12; btauth/1: PROTOCOL 14) before the
+  /// handler runs; blacklist, priority, the
   /// request's deadline, the body limit and the worker pool apply as for synapses. The answer
   /// is the handler's status and JSON body. Call before start(); throws std::invalid_argument
   /// for a bad method, path or auth mode, std::logic_error for a path already served or after

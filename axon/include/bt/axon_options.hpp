@@ -141,6 +141,17 @@ struct axon_options {
   /// a request signed for no one could be replayed against every miner within the window, so
   /// this axon requires it unless told otherwise). A present Signed-For must always be ours.
   bool epistula_require_signed_for = true;
+  /// btauth/1 requests (plain routes that accept it, PROTOCOL 14): how old an X-Bittensor-Nonce
+  /// may be. The replay store remembers each sender's nonce this long after it, so the window
+  /// also bounds that memory. A route may override it (json_route_options::btauth_max_age).
+  std::chrono::milliseconds btauth_max_age{10'000};
+  /// How far ahead of this axon's clock an X-Bittensor-Nonce may be (clock skew). Both windows
+  /// must be 0 to 24 hours (start() fails with std::errc::invalid_argument otherwise).
+  std::chrono::milliseconds btauth_allowed_skew{2'000};
+  /// Refuse a btauth/1 request without X-Bittensor-Receiver (401 WrongReceiver): an unbound
+  /// request could be replayed against every server within the window. A present receiver must
+  /// always be this axon's hotkey.
+  bool btauth_require_receiver = true;
   /// Sign every complete answer (success or error, synapse or plain route; a stream in a trailer
   /// over all its chunks) with the axon's hotkey in a bt-response-signature field (PROTOCOL 5.15),
   /// so that a validator can tell it comes unaltered from this axon. One sr25519 signature per
@@ -333,6 +344,22 @@ constexpr auto axon_options::option_table() {
                    "on: refuse an Epistula request without Epistula-Signed-For (400); off: "
                    "accept it (a present one must still be this axon's hotkey)",
                    {"axon.epistula_require_signed_for", u::on_off}},
+      option_field{"btauth_max_age",
+                   &o::btauth_max_age,
+                   "btauth/1 requests: how long an X-Bittensor-Nonce may lie in the past; older: "
+                   "401 StaleRequest",
+                   {"axon.btauth_max_age_ms", u::milliseconds, 0, 86'400'000}},
+      option_field{"btauth_allowed_skew",
+                   &o::btauth_allowed_skew,
+                   "btauth/1 requests: how far an X-Bittensor-Nonce may lie ahead of this axon's "
+                   "clock; further: 401 StaleRequest",
+                   {"axon.btauth_allowed_skew_ms", u::milliseconds, 0, 86'400'000}},
+      option_field{"btauth_require_receiver",
+                   &o::btauth_require_receiver,
+                   "on: refuse a btauth/1 request without X-Bittensor-Receiver (401 "
+                   "WrongReceiver); off: accept it (a present one must still be this axon's "
+                   "hotkey)",
+                   {"axon.btauth_require_receiver", u::on_off}},
       option_field{"sign_responses",
                    &o::sign_responses,
                    "on: sign every answer (bt-response-signature, PROTOCOL 5.15); off: answer "

@@ -15,16 +15,17 @@ namespace bt {
 struct request_context {
   /// SS58 (format 42) of the caller's hotkey. The signature over
   /// "{nonce}.{hotkey}.{our hotkey}.{uuid}.{body_hash}" was checked against it (on a plain JSON
-  /// route: Epistula-Signed-By, whose signature over the body was checked, PROTOCOL 12), unless
-  /// the axon runs with `insecure_skip_verification` (then `verified` is false and this is a
+  /// route: Epistula-Signed-By, whose signature over the body was checked, PROTOCOL 12, or
+  /// X-Bittensor-Hotkey, whose btauth/1 signature over the request was checked, PROTOCOL 14),
+  /// unless the axon runs with `insecure_skip_verification` (then `verified` is false and this is a
   /// claim). For a request authenticated by its connection's session (a MAC instead of a
   /// signature, PROTOCOL 13) it is the hotkey whose signature opened that session.
   std::string_view hotkey{};
   /// The caller's dendrite instance id (bt_header_dendrite_uuid); on a plain JSON route the
-  /// request's Epistula-Uuid.
+  /// request's Epistula-Uuid (empty under btauth/1, which has none).
   std::string_view uuid{};
   /// The caller's nonce (wall-clock nanoseconds), already accepted by the nonce store; on a plain
-  /// JSON route the Epistula-Timestamp in nanoseconds.
+  /// JSON route the Epistula-Timestamp in nanoseconds, or the X-Bittensor-Nonce.
   std::int64_t nonce = 0;
   /// Observed TCP peer address (never the client's claimed bt_header_dendrite_ip).
   std::string_view ip{};
@@ -32,6 +33,9 @@ struct request_context {
   /// The synapse (route) name, e.g. "Dummy"; a plain JSON route's path, e.g. "/echo".
   std::string_view synapse_name{};
   bool verified = false;
+  /// The scheme that authenticated the request: "bittensor", "session", "epistula" or "btauth"
+  /// (auth_mode's names; "session" is bittensor's MAC'd form, PROTOCOL 13).
+  std::string_view scheme{};
 
   /// When the request's own timeout (header `timeout`, capped) runs out. The axon answers 408 at
   /// this moment whether or not the handler has returned; its later result is discarded.

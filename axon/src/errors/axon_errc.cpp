@@ -19,7 +19,14 @@ constexpr std::array<errc_entry, axon_errc_count> rows{{
     {unknown_route, 404, "Synapse name '{}' not found.{}", 0},
     {malformed_headers, 400, "Malformed headers: {}", 0},
     {epistula_malformed, 400, "Malformed Epistula headers: {}", 0},
+    {btauth_malformed, 400, "Malformed btauth/1 headers: {}", 0},
+    {auth_ambiguous, 400,
+     "Ambiguous authentication: the request carries both {} and {} headers (send one kind of "
+     "signature)",
+     0},
     {not_verified, 401, "Not Verified with error: {}", 0},
+    // The SDK's failure class first (btauth::class_name), so that a v11 client recognises it.
+    {btauth_refused, 401, "{}", 0},
     {session_unknown, 401, "Not Verified with error: no session {} on this connection", 0},
     {session_expired, 401, "Not Verified with error: session expired", 0},
     {session_mac_invalid, 401, "Not Verified with error: session MAC invalid: {}", 0},
@@ -36,6 +43,8 @@ constexpr std::array<errc_entry, axon_errc_count> rows{{
      "Service unavailable: the replay store is not answering, the request was not recorded", 1},
     {epistula_replayed, 401,
      "Not Verified with error: Epistula-Uuid was already used by this signer", 0},
+    {btauth_replayed, 401,
+     "ReplayedRequest: this X-Bittensor-Nonce was already used by this X-Bittensor-Hotkey", 0},
     {queue_full, 503, "Service unavailable: request queue is full", 1},
     {body_too_large_declared, 413, "Request body too large: {} bytes, the limit is {}", 0},
     {body_too_large, 413, "Request body too large: the limit is {} bytes", 0},

@@ -27,8 +27,14 @@ enum class axon_errc {
   malformed_headers,  // 400, detail: what and why
   // 2-3 of a plain route (json_pipeline.cpp): the Epistula head
   epistula_malformed,  // 400, detail: which header and why
+  // a plain route's btauth/1 head (schemes/btauth_scheme.cpp, PROTOCOL 14)
+  btauth_malformed,  // 400, detail: "MalformedAuth: " and which header and why
+  // a plain route's request carrying the headers of two schemes
+  auth_ambiguous,  // 400, detail: the two kinds of headers
   // 3. verification (built-in and the route's verify function)
-  not_verified,  // 401, detail: why
+  not_verified,    // 401, detail: why
+  btauth_refused,  // 401, detail: the SDK's class name, ": ", why (WrongReceiver, StaleRequest,
+                   // BadSignature)
   // 3. sessions (PROTOCOL 13)
   session_unknown,        // 401, detail: the session id named
   session_expired,        // 401
@@ -44,6 +50,7 @@ enum class axon_errc {
   nonce_store_full,         // 503 + Retry-After
   nonce_store_unavailable,  // 503 + Retry-After: the store could not answer (nothing recorded)
   epistula_replayed,        // 401: the signer already used this Epistula-Uuid in the window
+  btauth_replayed,          // 401: the sender already used this X-Bittensor-Nonce in the window
   // 6-7. admission
   queue_full,  // 503 + Retry-After
   // 7. body read

@@ -94,7 +94,12 @@ stage_result check_json_head(request_state& st) {
   const auto method = st.parser.method();
   if (method != (r.spec.json_get ? beast::http::verb::get : beast::http::verb::post))
     return reject(axon_errc::method_not_allowed, close_early);
+  return {};
+}
 
+stage_result check_epistula_request_head(request_state& st) {
+  const axon_options& opts = st.core.opts;
+  request_context& ctx = st.job->ctx;
   const epistula_headers& h = st.parser.epistula();
   const epistula_policy policy{std::chrono::milliseconds(opts.epistula_past_window).count(),
                                std::chrono::milliseconds(opts.epistula_future_window).count(),
@@ -116,6 +121,7 @@ stage_result check_json_head(request_state& st) {
 stage_result check_synapse_epistula_head(request_state& st) {
   stage_result rej = check_json_head(st);
   if (!st.job) return rej;
+  if (!rej) rej = check_epistula_request_head(st);
   // The header synapse, also for a refusal's answer (its bt headers echo it): the request's
   // headers as sent, with the caller as the Epistula head names it (verified by J2).
   request_job& j = *st.job;

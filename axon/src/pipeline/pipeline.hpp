@@ -16,6 +16,7 @@
 #include "transport/stream.hpp"
 
 #include <bt/axon.hpp>
+#include <bt/btauth.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
 
@@ -54,9 +55,9 @@ struct request_job final : pool_job, std::enable_shared_from_this<request_job> {
   axon_metrics* stats = nullptr;         // worker-pool jobs: queue wait and handler time
   std::chrono::steady_clock::time_point queued_at{};  // submitted to the pool
   // Plain JSON routes only (json_pipeline.cpp); ctx's strings point into the first two.
-  std::string signer;              // Epistula-Signed-By
-  std::string request_uuid;        // Epistula-Uuid
-  std::int64_t replay_expiry = 0;  // when the replay store may forget the uuid (ns)
+  std::string signer;              // Epistula-Signed-By or X-Bittensor-Hotkey
+  std::string request_uuid;        // Epistula-Uuid (btauth/1 has none)
+  std::int64_t replay_expiry = 0;  // when the replay store may forget the record (ns)
   std::string raw_body;            // the body bytes the handler gets
   json parsed;                     // the body parsed (null when empty)
   json_reply reply;                // what the handler answered
@@ -125,6 +126,7 @@ struct request_state {
   bool needs_slot = false;     // takes a slot of the bounded queue
   std::size_t body_bytes = 0;  // for the access line
   epistula_claim claim;        // Epistula requests: what the Epistula head decoded
+  btauth::claim btauth_claim;  // btauth/1 requests: what the X-Bittensor-* head decoded
   bool epistula = false;       // a synapse route's request under the Epistula scheme
   request_session session;     // its connection's session (PROTOCOL 13)
 };
@@ -200,13 +202,16 @@ stage_result forward_outcome(request_state& st, bool close);
 
 // ---- a plain JSON route's stages, in order (json_pipeline.cpp; PROTOCOL 12) ----
 
-/// J1. The route's method; the job and the deadline; the Epistula head (version, timestamp
-/// window, Signed-By, Signed-For, uuid, the signature's form). Then 7a (check_declared_length)
-/// and the body read, as for synapses.
+/// J1. The job and the deadline; the route's method. Then the route's scheme (auth_scheme.hpp's
+/// choose_plain_scheme) checks its head, then 7a (check_declared_length) and the body read, as
+/// for synapses.
 stage_result check_json_head(request_state& st);
-/// J1 for a synapse route's Epistula request: check_json_head, then the header synapse as the
-/// blacklist and priority functions see it (its dendrite hotkey, uuid and nonce are the
-/// Epistula head's, its address the observed peer's).
+/// J1e. The Epistula head (version, timestamp window, Signed-By, Signed-For, uuid, the
+/// signature's form), once check_json_head made the job: the Epistula scheme's head check.
+stage_result check_epistula_request_head(request_state& st);
+/// J1 for a synapse route's Epistula request: check_json_head and check_epistula_request_head,
+/// then the header synapse as the blacklist and priority functions see it (its dendrite hotkey,
+/// uuid and nonce are the Epistula head's, its address the observed peer's).
 stage_result check_synapse_epistula_head(request_state& st);
 /// J2. SHA-256 of the body and the sr25519 signature over the signed text. `scratch`: the text.
 stage_result verify_epistula(request_state& st, std::string_view body, std::string& scratch);

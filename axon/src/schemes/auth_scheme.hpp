@@ -1,14 +1,18 @@
-// An authentication scheme as the session runs it: how a request proves its caller. A synapse
-// route accepts a set of schemes (route_options::auth, a bt::auth_mode set); each request is
-// authenticated by exactly one, chosen from its head (choose_scheme). Adding a scheme is one
-// new file in schemes/ defining its auth_scheme, plus its line in auth_scheme.cpp's registry.
+// An authentication scheme as the session runs it: how a request proves its caller. A route
+// accepts a set of schemes (route_options::auth on a synapse route, json_route_options::auth on
+// a plain JSON route: a bt::auth_mode set); each request is authenticated by exactly one, chosen
+// from its head (choose_scheme, choose_plain_scheme). Adding a scheme is one new file in
+// schemes/ defining its auth_scheme, plus its line in one of auth_scheme.cpp's registries.
 //
-// The session calls a scheme's functions at fixed points (session_serve.cpp):
+// The session calls a synapse route's scheme's functions at fixed points (session_serve.cpp):
 //   check_head   with the head alone, before any byte of the body (refusals close);
 //   then, when the head carried the signature (verify_body null): 4 blacklist, the replay
 //     record, 6 priority, 7a the declared length, the body;
 //   otherwise: 7a, the body, verify_body (the signature over the exact body), the replay
 //     record, 3b the route's verify function, 4 blacklist, 6 priority.
+// A plain JSON route's scheme (connection::admit_json) runs after json_pipeline.cpp's J1 made
+// the job: check_head, 7a, the body, verify_body, the replay record, then J4 blacklist and
+// priority on the verified caller.
 // The replay record is the scheme's (hotkey, nonce) key in the axon's shared nonce store:
 // `record` for a store that answers inline, `start_record` + `record_outcome` for one that
 // needs I/O (the session waits on its strand).
@@ -46,6 +50,8 @@ struct auth_scheme {
   void (*start_record)(const request_state& st, nonce_completion done) noexcept;
   /// What a started record's verdict answers (accepted: none).
   stage_result (*record_outcome)(const request_state& st, nonce_verdict v);
+  /// The headers that carry it, as named in an answer ("X-Bittensor-*"); plain-route schemes.
+  std::string_view headers{};
 };
 
 /// Stages 2 and 3 of a scheme whose head carries its proof (the bittensor and session
@@ -77,14 +83,24 @@ constexpr auth_scheme head_verified_scheme(std::string_view name,
                      &nonce_record_outcome};
 }
 
-/// The schemes, each defined in its own file of schemes/.
+/// The schemes, each defined in its own file of schemes/: on synapse routes,
 extern const auth_scheme bittensor_scheme;  // schemes/bittensor_scheme.cpp
 extern const auth_scheme epistula_scheme;   // schemes/epistula_scheme.cpp
 extern const auth_scheme session_scheme;    // schemes/session_scheme.cpp
+/// and on plain JSON routes (each with a verify_body: the signature covers the body).
+extern const auth_scheme epistula_plain_scheme;  // schemes/epistula_scheme.cpp
+extern const auth_scheme btauth_scheme;          // schemes/btauth_scheme.cpp
 
 /// 1b. The scheme that authenticates a synapse route's request: the first registered scheme in
 /// the route's set whose credentials the head carries, else the first in the set (its check then
 /// says what is missing).
 const auth_scheme& choose_scheme(const request_state& st) noexcept;
+
+/// The scheme that authenticates a plain JSON route's request (after J1 made the job): the one
+/// registered plain scheme whose headers the head carries, when the route's set accepts it; the
+/// headers of two schemes -> 400 auth_ambiguous; none -> the first scheme of the route's set (its
+/// check names what is missing). A request carrying only a scheme the route does not accept is
+/// given the route's first scheme too, which then finds its own headers missing.
+stage_result choose_plain_scheme(const request_state& st, const auth_scheme*& chosen);
 
 }  // namespace bt::detail

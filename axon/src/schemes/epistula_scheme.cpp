@@ -1,7 +1,8 @@
-// The Epistula scheme on a synapse route (PROTOCOL 12.4): Epistula v2's signed headers over the
-// exact body bytes, so the request is verified only once its body is read. Its stages are
-// json_pipeline.cpp's J1 (check_synapse_epistula_head), J2 (verify_epistula) and J3 (the
-// uuid's record); a plain JSON route runs the same J2 and J3 through this descriptor.
+// The Epistula scheme (PROTOCOL 12): Epistula v2's signed headers over the exact body bytes, so
+// the request is verified only once its body is read. Two descriptors, one per kind of route,
+// sharing json_pipeline.cpp's stages: on a synapse route (PROTOCOL 12.4) J1 is
+// check_synapse_epistula_head (the head, then the header synapse); on a plain JSON route J1e
+// (check_epistula_request_head); then, on both, J2 (verify_epistula) and J3 (the uuid's record).
 #include "schemes/auth_scheme.hpp"
 
 namespace bt::detail {
@@ -28,12 +29,22 @@ stage_result epistula_scheme_outcome(const request_state& st, nonce_verdict v) {
   return epistula_outcome(v, !st.keep_alive);
 }
 
+stage_result epistula_plain_head(request_state& st, std::string&) {
+  return check_epistula_request_head(st);
+}
+
 }  // namespace
 
 // In auth_scheme's member order: name, member, detect, check_head, verify_body, record,
-// start_record, record_outcome.
+// start_record, record_outcome, headers.
 const auth_scheme epistula_scheme{
     "epistula",       auth_mode::epistula, &carries_epistula_fields, &epistula_scheme_head,
-    &verify_epistula, &record_epistula,    &start_record_epistula,   &epistula_scheme_outcome};
+    &verify_epistula, &record_epistula,    &start_record_epistula,   &epistula_scheme_outcome,
+    "Epistula-*"};
+
+const auth_scheme epistula_plain_scheme{
+    "epistula",       auth_mode::epistula, &carries_epistula_fields, &epistula_plain_head,
+    &verify_epistula, &record_epistula,    &start_record_epistula,   &epistula_scheme_outcome,
+    "Epistula-*"};
 
 }  // namespace bt::detail

@@ -33,9 +33,11 @@ std::string_view or_dash(const std::optional<std::string>& s) {
 }
 
 /// What a request claims as its caller, for the access line only (never signed, never shown as
-/// the caller): Epistula-Signed-By on a plain route or Epistula's path, else the header
-/// synapse's dendrite.hotkey.
+/// the caller): X-Bittensor-Hotkey on a plain route that carries it, Epistula-Signed-By on
+/// another plain route or Epistula's path, else the header synapse's dendrite.hotkey.
 std::string_view claimed_caller(const request_state& st) {
+  if (st.r && st.r->plain() && st.parser.btauth().any())
+    return st.parser.btauth().value(btauth::header_fields::hotkey_f);
   if ((st.r && st.r->plain()) || st.epistula)
     return st.parser.epistula().value(epistula_headers::signed_by);
   const synapse& h = st.job ? st.job->headers : st.view;
@@ -195,6 +197,7 @@ task<bool> connection::serve(request_parser& p) {
     // that answers inline) costs no coroutine frame but this one and the body read's.
     const auth_scheme* scheme = &choose_scheme(st);
     if ((rej = scheme->check_head(st, out_.scratch))) co_return co_await answer(*rej, &st);
+    st.job->ctx.scheme = scheme->name;
     if (scheme->verify_body == nullptr) {
       // Verified on the head: 4, 5 and 6 before a byte of the body is read.
       if ((rej = check_blacklist(st))) co_return co_await answer(*rej, &st);
@@ -273,8 +276,13 @@ task<bool> connection::serve(request_parser& p) {
 task<stage_result> connection::admit_json(request_state& st, bool& alive) {
   stage_result rej;  // a named object: see serve()
 
-  // ---- J1, 7a: the Epistula head and the declared length; refusals close ----
-  if ((rej = check_json_head(st)) || (rej = check_declared_length(st))) co_return rej;
+  // ---- J1, the scheme's head, 7a: the declared length; refusals close ----
+  const auth_scheme* scheme = nullptr;
+  if ((rej = check_json_head(st)) || (rej = choose_plain_scheme(st, scheme)) ||
+      (rej = scheme->check_head(st, out_.scratch)))
+    co_return rej;
+  st.job->ctx.scheme = scheme->name;
+  if ((rej = check_declared_length(st))) co_return rej;
 
   // ---- 7b. the body, under the watchdog ----
   if (st.body_pending) {
@@ -283,7 +291,7 @@ task<stage_result> connection::admit_json(request_state& st, bool& alive) {
   }
 
   // ---- J2, J3: the signature over the body, then the replay store ----
-  if ((rej = co_await authenticate_body(st, epistula_scheme))) co_return rej;
+  if ((rej = co_await authenticate_body(st, *scheme))) co_return rej;
 
   // ---- J4, 7c, J5: policy, admission, the body as JSON ----
   if (!(rej = check_json_policy(st)) && !(rej = admit(st))) rej = parse_json_request(st, body_);

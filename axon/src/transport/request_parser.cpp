@@ -38,6 +38,10 @@ void request_parser::on_field_impl(boost::beast::http::field name,
     epistula_.feed(field, std::string_view(value.data(), value.size()));
     return;
   }
+  if (btauth::header_fields::is_btauth(field)) {
+    btauth_.feed(field, std::string_view(value.data(), value.size()));
+    return;
+  }
   // The codec keeps the first error and ignores the rest; the pipeline acts on it only after the
   // route matched (an unknown route is 404 whatever its headers look like).
   reader_.feed(field, std::string_view(value.data(), value.size()));

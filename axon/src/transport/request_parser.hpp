@@ -7,6 +7,8 @@
 
 #include "auth/epistula.hpp"
 
+#include <bt/btauth.hpp>
+
 #include <bt/header_codec.hpp>
 #include <bt/synapse.hpp>
 
@@ -43,6 +45,8 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   unsigned host_fields() const noexcept { return host_fields_; }
   /// The head's Epistula-* fields (PROTOCOL 12), which the header codec never sees.
   const epistula_headers& epistula() const noexcept { return epistula_; }
+  /// The head's X-Bittensor-* fields (btauth/1, PROTOCOL 14), which the header codec never sees.
+  const btauth::header_fields& btauth() const noexcept { return btauth_; }
   /// The head's session fields (PROTOCOL 13): bt-session-offer and bt-session, the first of
   /// each, and how many of each the head carried (more than one is refused by the pipeline).
   struct session_fields {
@@ -118,6 +122,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
 
   header_reader reader_;
   epistula_headers epistula_;
+  btauth::header_fields btauth_;
   session_fields session_;
   std::string& target_;
   std::string& body_;
