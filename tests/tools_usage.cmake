@@ -69,7 +69,8 @@ if(BT_BUILD_TOOLS)
   add_test(NAME "docs: bt-dendrite flags agree with --help"
            COMMAND ${bt_flags_test} $<TARGET_FILE:bt-dendrite> ${bt_docs}/dendrite.md
                    "## `bt-dendrite query`" "## `bt-dendrite epistula`"
-                   @${bt_docs}/message-model.md "## `bt-dendrite encode`" -- query epistula encode)
+                   "## `bt-dendrite btauth`"
+                   @${bt_docs}/message-model.md "## `bt-dendrite encode`" -- query epistula btauth encode)
   add_test(NAME "docs: bt-wallet flags agree with --help"
            COMMAND ${bt_flags_test} $<TARGET_FILE:bt-wallet> ${bt_docs}/keys.md "## bt-wallet" --
                    new-coldkey new-hotkey regen-coldkey regen-hotkey list show inspect sign verify

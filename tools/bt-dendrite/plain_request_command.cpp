@@ -1,5 +1,5 @@
-// `bt-dendrite epistula` (see epistula_command.hpp).
-#include "epistula_command.hpp"
+// `bt-dendrite epistula` and `bt-dendrite btauth` (see plain_request_command.hpp).
+#include "plain_request_command.hpp"
 
 #include "axon_flag.hpp"
 
@@ -30,11 +30,18 @@ response_verification parse_verify_mode(const std::string& v) {
 
 }  // namespace
 
-CLI::App* add_epistula_command(CLI::App& app, epistula_config& cfg) {
-  CLI::App* c = app.add_subcommand(
-      "epistula", "Send one Epistula v2 signed JSON request; one JSON line on stdout");
+CLI::App* add_plain_request_command(CLI::App& app, wire_dialect dialect,
+                                    plain_request_config& cfg) {
+  cfg.dialect = dialect;
+  CLI::App* c =
+      dialect == wire_dialect::btauth
+          ? app.add_subcommand("btauth",
+                               "Send one btauth/1 signed JSON request (Bittensor SDK v11); one "
+                               "JSON line on stdout")
+          : app.add_subcommand("epistula",
+                               "Send one Epistula v2 signed JSON request; one JSON line on stdout");
   c->add_option("--axon", cfg.axon, "Target IP:PORT:HOTKEY (IPv6 as [ip]:port:hotkey)")->required();
-  c->add_option("--path", cfg.path, "Request path, e.g. /echo")->required();
+  c->add_option("--path", cfg.path, "Request path, e.g. /echo (a ?query allowed)")->required();
   c->add_option("--method", cfg.method, "HTTP method (default POST)");
   c->add_option("--data", cfg.data, "JSON body, sent and signed verbatim (default: empty body)");
   c->add_option("--timeout", cfg.timeout, "Total deadline in seconds (default 12)");
@@ -44,9 +51,11 @@ CLI::App* add_epistula_command(CLI::App& app, epistula_config& cfg) {
   return c;
 }
 
-int run_epistula(const epistula_config& cfg) {
-  const auto fail = [](const std::string& message) {
-    report_error(std::cerr, "bt-dendrite epistula", error_style::json, message);
+int run_plain_request(const plain_request_config& cfg) {
+  const std::string tool =
+      cfg.dialect == wire_dialect::btauth ? "bt-dendrite btauth" : "bt-dendrite epistula";
+  const auto fail = [&tool](const std::string& message) {
+    report_error(std::cerr, tool, error_style::json, message);
   };
   try {
     // The flag parsers throw std::invalid_argument naming the flag: bad usage here.
@@ -70,7 +79,10 @@ int run_epistula(const epistula_config& cfg) {
     const response_verification mode = parse_verify_mode(cfg.verify_responses);
 
     dendrite d(std::move(key), dendrite_options{.verify_responses = mode});
-    epistula_response r = d.epistula_call(target, cfg.method, cfg.path, cfg.data, cfg.timeout);
+    const http_call_response r =
+        cfg.dialect == wire_dialect::btauth
+            ? d.btauth_call(target, cfg.method, cfg.path, cfg.data, cfg.timeout)
+            : d.epistula_call(target, cfg.method, cfg.path, cfg.data, cfg.timeout);
 
     json out = json::object();
     out["status"] = r.status;
