@@ -1,6 +1,6 @@
 // dendrite::btauth_call (PROTOCOL 14) against a btauth/1 receiver made of libsynapse's verifier
-// (btauth_peer.hpp), and forward_mixed: one query to a synapse route, an Epistula route and a
-// btauth/1 receiver at once, answered in order.
+// (btauth_peer.hpp), and against our axon; forward_mixed: one query to a loopback axon's synapse
+// route and its plain route in Epistula and in btauth/1 at once, answered in order.
 #include <bt/dendrite.hpp>
 
 #include <bt/axon.hpp>
@@ -92,6 +92,27 @@ TEST_CASE("btauth_call: signed for the addressed hotkey, the answer's signature 
   }
 }
 
+TEST_CASE("btauth_call to our axon's btauth/1 route: verified both ways", "[dendrite][btauth]") {
+  bt::axon ax(bob(), bt::axon_options::loopback());
+  bt::examples::attach_echo_route(ax, {.auth = bt::auth_mode::btauth});
+  ax.start();
+  bt::dendrite d(alice(), {.verify_responses = bt::response_verification::required});
+  for (int i = 0; i < 3; ++i) {
+    auto r = d.btauth_call(ax.info(), "POST", "/echo", R"({"i":)" + std::to_string(i) + "}", 5.0);
+    INFO(r.status_message << " " << r.body);
+    REQUIRE(r.status == 200);
+    CHECK(r.response_verified);
+    CHECK(bt::json::parse(r.body).at("i") == i);
+    CHECK(bt::json::parse(r.body).at("signed_by") == alice().ss58_address());
+  }
+  // An Epistula request to the btauth-only route is refused (signed over no caller: accepted
+  // under required as the axon's authentic refusal).
+  auto e = d.epistula_call(ax.info(), "POST", "/echo", "{}", 5.0);
+  CHECK(e.status / 100 == 4);
+  CHECK_FALSE(e.response_verified);
+  ax.stop();
+}
+
 TEST_CASE("btauth_call with an ed25519 hotkey sends X-Bittensor-Crypto and verifies",
           "[dendrite][btauth]") {
   fault_server srv(btauth_verifier(bob()));
@@ -128,24 +149,19 @@ TEST_CASE("btauth_call: a retried try is signed again under a fresh nonce", "[de
 
 TEST_CASE("forward_mixed: one query to a synapse, an Epistula and a btauth/1 target, in order",
           "[dendrite][btauth][fanout]") {
+  // One loopback axon serves the three dialects: the Dummy synapse, and POST /echo accepting
+  // Epistula and btauth/1 (the route's scheme is chosen per request by its headers).
   bt::axon ax(bob(), bt::axon_options::loopback());
   ax.attach<dummy>([](dummy& q) { q.dummy_output = q.dummy_input * 2; });
-  bt::examples::attach_echo_route(ax);
+  bt::examples::attach_echo_route(ax, {.auth = bt::auth_mode::epistula | bt::auth_mode::btauth});
   ax.start();
-  fault_server btauth_miner(btauth_verifier(charlie()));
 
-  const auto synapse_miner = ax.info();
+  const auto miner = ax.info();
   std::vector<bt::mixed_request> requests{
-      {.axon = synapse_miner},
-      {.axon = synapse_miner,
-       .dialect = bt::wire_dialect::epistula,
-       .path = "/echo",
-       .body = R"({"q":7})"},
-      {.axon = btauth_miner.axon(charlie().ss58_address()),
-       .dialect = bt::wire_dialect::btauth,
-       .path = "/forward?step=1",
-       .body = R"({"q":7})"},
-      {.axon = btauth_miner.axon(charlie().ss58_address()),  // a path that cannot be sent
+      {.axon = miner},
+      {.axon = miner, .dialect = bt::wire_dialect::epistula, .path = "/echo", .body = R"({"q":7})"},
+      {.axon = miner, .dialect = bt::wire_dialect::btauth, .path = "/echo", .body = R"({"q":8})"},
+      {.axon = miner,  // a path that cannot be sent
        .dialect = bt::wire_dialect::btauth,
        .path = "no slash"},
   };
@@ -170,9 +186,10 @@ TEST_CASE("forward_mixed: one query to a synapse, an Epistula and a btauth/1 tar
     const auto& b = std::get<bt::http_call_response>(out[2]);
     INFO(b.status_message << " " << b.body);
     CHECK(b.status == 200);
-    CHECK(b.response_verified);
+    CHECK(b.response_verified);  // the axon signs over (our hotkey, the nonce text)
     CHECK_FALSE(b.nonce.empty());
-    CHECK(bt::json::parse(b.body).at("target") == "/forward?step=1");
+    CHECK(bt::json::parse(b.body) ==
+          bt::json::parse(R"({"q":8,"signed_by":")" + alice().ss58_address() + "\"}"));
     REQUIRE(std::holds_alternative<bt::http_call_response>(out[3]));
     CHECK(std::get<bt::http_call_response>(out[3]).error == bt::dendrite_errc::invalid_address);
   };
