@@ -1,23 +1,38 @@
-// A PLAIN JSON ROUTE'S PIPELINE (axon::route, PROTOCOL 12): Epistula v2 authentication, then
-// the same policy, admission and forward as a synapse (pipeline.cpp). The session
-// (connection::admit_json) calls these stages in order; each is cheaper than the next, and
-// everything the head alone decides is decided before a byte of the body is read:
+// A PLAIN JSON ROUTE'S PIPELINE (axon::route, PROTOCOL 12 and 14): one authentication scheme of
+// the route's set (json_route_options::auth: Epistula v2 or btauth/1, each behind
+// schemes/auth_scheme.hpp's interface), then the same policy, admission and forward as a synapse
+// (pipeline.cpp). The session (connection::admit_json) calls these stages in order; each is
+// cheaper than the next, and everything the head alone decides is decided before a byte of the
+// body is read:
 //
 //   #   stage                           on failure (HTTP status, {"message": ...})
 //   1   method, Host, exact path        405 / 400 / 404, as stage 1 of pipeline.cpp
 //   J1  the route's method              405 Method Not Allowed
-//       Epistula head, in this order:   400 Malformed Epistula headers: <which and why>
+//       the scheme (choose_plain_scheme: 400 Ambiguous authentication: ... (X-Bittensor-* and
+//       X-Bittensor-* or Epistula-*)        Epistula-* on one request)
+//   Epistula (epistula_scheme.cpp's plain descriptor, this file's stages):
+//   J1e Epistula head, in this order:   400 Malformed Epistula headers: <which and why>
 //       no field twice, Version 2,        (missing, repeated, or not of its form)
 //       Timestamp window, Signed-By       401 Not Verified with error: <why>
 //       SS58-42, Signed-For ours,         (outside the window; signed for another hotkey)
 //       Uuid a uuid4, the signature's
 //       form (0x + 128 hex)
+//   btauth/1 (schemes/btauth_scheme.cpp, on libsynapse's bt/btauth.hpp):
+//   J1b X-Bittensor-* head: no field    400 Malformed btauth/1 headers: MalformedAuth: <why>
+//       twice, Version 1, Hotkey SS58-42, 401 WrongReceiver: ... (another's, or none while
+//       Nonce canonical decimal, Crypto,      required)
+//       Signature's form, Receiver ours,  401 StaleRequest: ... (outside [now - max_age,
+//       Nonce window                          now + allowed_skew])
 //   7a  Content-Length                  413 (before reading), as pipeline.cpp
 //   7b  body read                       413 / 431 / 408, as pipeline.cpp
-//   J2  SHA-256 of the body, sr25519    401 Not Verified with error: Epistula-Request-Signature
-//       over the signed text                does not verify ...
+//   J2  Epistula: SHA-256 of the body,  401 Not Verified with error: Epistula-Request-Signature
+//       sr25519 over the signed text        does not verify ...
+//   J2b btauth/1: the signature over    401 BadSignature: ...
+//       method, target as sent, body
 //   J3  replay store: (Signed-By,       401 ... Epistula-Uuid was already used by this signer
 //       "epistula:" + uuid)             503 store full / unavailable (nothing recorded)
+//   J3b replay store: (Hotkey,          401 ReplayedRequest: ...
+//       btauth::replay_key(nonce))      503 store full / unavailable (nothing recorded)
 //   J4  blacklist on the verified       403 Forbidden. Key is blacklisted: <reason>.
 //       signer, priority, queue         503 queue full (Retry-After)
 //   J5  the body as JSON                400 Malformed body: <why>
@@ -27,7 +42,9 @@
 // Rejections before the body was read close the connection (as pipeline.cpp's, for the same
 // reason); later ones keep it when the client asked to. The signature covers the body, so unlike
 // a synapse request the body (up to max_body_bytes) is read before the signature can be
-// checked; everything the head says is checked first.
+// checked; everything the head says is checked first. From the signature's check on, answers are
+// signed over the verified caller and the request's id (PROTOCOL 5.15: the Epistula-Uuid, or the
+// X-Bittensor-Nonce text as received).
 #include "pipeline/pipeline.hpp"
 
 #include "state/axon_impl.hpp"

@@ -9,13 +9,15 @@
 // axon_hotkey: the axon's SS58 address; caller_hotkey and request_id: the identity the request
 // was verified under (both empty when nothing verified it): the signer and
 // "{dendrite.nonce}.{dendrite.uuid}" for a synapse request, Epistula-Signed-By and the
-// Epistula-Uuid for an Epistula request; status: the decimal HTTP status; the body hash is over
-// the exact body bytes (for a streamed answer: every chunk's bytes in order, and the header is a
-// trailer field of the chunked body). The "bt-response-v2." prefix keeps the message from ever
-// being read as a request signature (those begin with digits or hex). Version 1 hashed the body
-// with SHA3-256; version 2 uses SHA-256, as Epistula does, which CPUs accelerate (the hash of a
-// large answer costs each side a fraction of SHA3-256's: docs/performance.md, "Crypto"). A v1
-// header is refused as malformed.
+// Epistula-Uuid for an Epistula request, X-Bittensor-Hotkey and the X-Bittensor-Nonce text
+// exactly as received for a btauth/1 request (PROTOCOL 14: canonical decimal, so the sender
+// checks with the nonce text it sent), each set only once that request's signature verified;
+// status: the decimal HTTP status; the body hash is over the exact body bytes (for a streamed
+// answer: every chunk's bytes in order, and the header is a trailer field of the chunked body).
+// The "bt-response-v2." prefix keeps the message from ever being read as a request signature
+// (those begin with digits or hex). Version 1 hashed the body with SHA3-256; version 2 uses
+// SHA-256, as Epistula does, which CPUs accelerate (the hash of a large answer costs each side a
+// fraction of SHA3-256's: docs/performance.md, "Crypto"). A v1 header is refused as malformed.
 #pragma once
 
 #include <bt/keypair.hpp>
