@@ -9,3 +9,12 @@ if(TARGET bt-wallet)
   set_tests_properties("tools: bt-wallet key tools" PROPERTIES TIMEOUT 60)
   set_tests_properties("tools: bt-wallet wallets" PROPERTIES TIMEOUT 240)
 endif()
+
+# bt-axon with a wallet: the missing hotkey's message, the warning for an exposed hotkey file,
+# the coldkey in AxonInfo (tests/tools/axon_wallet_test.sh).
+if(TARGET bt-wallet AND TARGET bt-axon)
+  add_test(NAME "tools: bt-axon wallet messages"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/axon_wallet_test.sh
+                   $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-wallet>)
+  set_tests_properties("tools: bt-axon wallet messages" PROPERTIES TIMEOUT 120)
+endif()

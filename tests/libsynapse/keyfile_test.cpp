@@ -320,3 +320,41 @@ TEST_CASE("keyfile writes are atomic, 0600, and never clobber unless asked", "[k
   CHECK_FALSE(bt::read_keyfile_bytes(dir.path, err).has_value());  // a directory
   CHECK(err.code == bt::make_error_code(bt::key_errc::keyfile_io));
 }
+
+TEST_CASE("keyfile_exposure names who else may read or replace a keyfile, and the chmod",
+          "[keyfile]") {
+  temp_dir dir("bt-keyfile-exposure");
+  const auto folder = dir.path / "hotkeys";
+  std::filesystem::create_directory(folder);
+  REQUIRE(::chmod(folder.c_str(), 0700) == 0);
+  const auto path = folder / "miner";
+  bt::error err;
+  REQUIRE(bt::write_keyfile_bytes(path, bytes_of(std::string("{}")), false, err));
+  CHECK(bt::keyfile_exposure(path).empty());  // 0600 in a 0700 folder: the owner's alone
+
+  REQUIRE(::chmod(path.c_str(), 0644) == 0);
+  CHECK(bt::keyfile_exposure(path) ==
+        "mode 0644 lets other users read it; run: chmod 600 " + path.string());
+  REQUIRE(::chmod(path.c_str(), 0620) == 0);
+  CHECK(bt::keyfile_exposure(path) ==
+        "mode 0620 lets other users change it; run: chmod 600 " + path.string());
+
+  REQUIRE(::chmod(path.c_str(), 0666) == 0);
+  REQUIRE(::chmod(folder.c_str(), 0777) == 0);
+  CHECK(bt::keyfile_exposure(path) ==
+        "mode 0666 lets other users read and change it, its folder " + folder.string() +
+            " (mode 0777) lets other users replace it; run: chmod 600 " + path.string() +
+            " && chmod 700 " + folder.string());
+
+  // A sticky folder (as /tmp) lets no one else replace the file; a 0600 file in it is private.
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  REQUIRE(::chmod(folder.c_str(), 01777) == 0);
+  CHECK(bt::keyfile_exposure(path).empty());
+  REQUIRE(::chmod(folder.c_str(), 0770) == 0);
+  CHECK(bt::keyfile_exposure(path) ==
+        "its folder " + folder.string() +
+            " (mode 0770) lets other users replace it; run: chmod 700 " + folder.string());
+  REQUIRE(::chmod(folder.c_str(), 0700) == 0);
+
+  CHECK(bt::keyfile_exposure(folder / "missing").empty());  // reading it reports that
+}

@@ -199,6 +199,15 @@ wallet() {
   run 0 show --wallet.name w1 --wallet.hotkey h1
   expect_eq "$(field "$OUT" coldkeypub)" "$cold" "show coldkeypub"
   expect_eq "$(field "$OUT" hotkey)" "$hot" "show hotkey"
+  expect_eq "$ERR" "" "show of a private wallet warns of nothing"
+  # Secret keyfiles other users may read or replace: shown all the same, each with a warning
+  # that names the modes and the chmod that fixes them.
+  chmod 666 "$d/hotkeys/h1"; chmod 777 "$d/hotkeys"; chmod 640 "$d/coldkey"
+  run 0 show --wallet.name w1 --wallet.hotkey h1
+  expect_eq "$(field "$OUT" hotkey)" "$hot" "show of an exposed hotkey"
+  expect_eq "$ERR" "bt-wallet: warning: the hotkey $d/hotkeys/h1 is not private to its owner: mode 0666 lets other users read and change it, its folder $d/hotkeys (mode 0777) lets other users replace it; run: chmod 600 $d/hotkeys/h1 && chmod 700 $d/hotkeys
+bt-wallet: warning: the coldkey $d/coldkey is not private to its owner: mode 0640 lets other users read it; run: chmod 600 $d/coldkey" "exposed keyfile warnings"
+  chmod 600 "$d/hotkeys/h1" "$d/coldkey"; chmod 700 "$d/hotkeys"
   OUT="$(BT_WALLET_PASSWORD="$pw" "$BT" show --decrypt --wallet.name w1 --wallet.hotkey h1)" || fail "show --decrypt: $OUT"
   expect_eq "$(field "$OUT" coldkey)" "$cold" "show --decrypt coldkey"
   expect_eq "$(field "$OUT" coldkey_matches_coldkeypub)" "true" "coldkey matches coldkeypub"
@@ -224,7 +233,7 @@ wallet() {
   run 0 show --decrypt --wallet.name w2 --wallet.hotkey none
   expect_eq "$(field "$OUT" coldkey)" "$cold" "unencrypted coldkey opens without a password"
   expect_eq "$(field "$OUT" hotkey)" "null" "missing hotkey is null"
-  expect_eq "$ERR" "bt-wallet: warning: hotkey \"none\" not found: no file $BT_WALLET_PATH/w2/hotkeys/none" "missing hotkey warning"
+  expect_eq "$ERR" "bt-wallet: warning: wallet \"w2\" has no hotkey \"none\" (no file $BT_WALLET_PATH/w2/hotkeys/none; its hotkeys: none); create it with: bt-wallet new-hotkey --wallet.name w2 --wallet.hotkey none" "missing hotkey warning"
   OUT="$(printf '%s\n' "$DEV" | "$BT" regen-hotkey --wallet.name w2 --wallet.hotkey dev --mnemonic -)"
   expect_eq "$(field "$OUT" hotkey)" "5DfhGyQdFobKM8NsWvEeAKk5EQQgYe9AydgJ7rMB6E1EqRzV" "regen-hotkey from stdin"
   expect_error regen-hotkey --wallet.name w2 --wallet.hotkey dev --mnemonic "$DEV"

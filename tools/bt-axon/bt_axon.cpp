@@ -32,6 +32,7 @@
 #include <heap_policy.hpp>
 
 #include <log_setup.hpp>
+#include <signing_key.hpp>
 #include "chain_policy.hpp"
 #include "miner_config.hpp"
 #include "miner_policy.hpp"
@@ -164,10 +165,12 @@ std::optional<bt::keypair> load_hotkey(const bt::miner::miner_config& cfg, std::
   bt::error err;
   std::optional<bt::keypair> hotkey = w.load_hotkey(err);
   if (!hotkey) {
-    log.error("cannot load hotkey {} of wallet {} at {}: {}", cfg.wallet.hotkey, cfg.wallet.name,
-              w.directory().string(), err.message());
+    log.error("cannot load the hotkey: {}", bt::cli::hotkey_load_failure(w, err));
     return std::nullopt;
   }
+  if (const std::string warning = bt::cli::exposure_warning("hotkey", w.hotkey_path());
+      !warning.empty())
+    log.warn("{}", warning);
   bt::error cerr;
   if (auto ck = w.coldkeypub_ss58(cerr))
     coldkey = *ck;

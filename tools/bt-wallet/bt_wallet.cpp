@@ -20,6 +20,7 @@
 
 #include <sodium.h>
 #include <bt_cli.hpp>
+#include <signing_key.hpp>
 
 #include <fcntl.h>
 #include <termios.h>
@@ -31,6 +32,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -344,9 +346,13 @@ int cmd_show(const wallet_flags& f, bool decrypt) {
   }
   const bool coldkey_exists = ::access(w.coldkey_path().c_str(), F_OK) == 0;
   if (!cold && !hot && !coldkey_exists) fail("no wallet at " + w.directory().string());
-  if (hotkey_missing)  // the JSON keeps "hotkey": null; stderr says which file is missing
-    std::cerr << "bt-wallet: warning: hotkey \"" << f.hotkey << "\" not found: no file "
-              << w.hotkey_path().string() << "\n";
+  if (hotkey_missing)  // the JSON keeps "hotkey": null; stderr says what is missing and the fix
+    std::cerr << "bt-wallet: warning: " << bt::cli::hotkey_load_failure(w, err) << "\n";
+  // Secret keyfiles that other users may read or replace: said on stderr, shown all the same.
+  for (const auto& [role, file] :
+       {std::pair{"hotkey", w.hotkey_path()}, {"coldkey", w.coldkey_path()}})
+    if (const std::string warning = bt::cli::exposure_warning(role, file); !warning.empty())
+      std::cerr << "bt-wallet: warning: " << warning << "\n";
   bt::json out = {{"wallet", f.name},
                   {"path", w.directory().string()},
                   {"coldkeypub", or_null(cold)},

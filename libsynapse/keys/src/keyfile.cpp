@@ -402,6 +402,47 @@ std::optional<std::vector<std::uint8_t>> read_keyfile_bytes(const std::filesyste
   return out;
 }
 
+namespace {
+
+/// "0644": the permission bits as chmod takes them.
+std::string octal_mode(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+/// "read", "change" or "read and change": what the group and other bits of `mode` allow.
+std::string_view others_may(mode_t mode) {
+  const bool read = (mode & (S_IRGRP | S_IROTH)) != 0, write = (mode & (S_IWGRP | S_IWOTH)) != 0;
+  return read && write ? "read and change" : read ? "read" : "change";
+}
+
+}  // namespace
+
+std::string keyfile_exposure(const std::filesystem::path& path) {
+  struct stat file {};
+  if (::stat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) return {};
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  struct stat folder {};
+  const bool folder_open = ::stat(dir.c_str(), &folder) == 0 &&
+                           (folder.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+                           (folder.st_mode & S_ISVTX) == 0;
+  const bool file_open = (file.st_mode & (S_IRWXG | S_IRWXO)) != 0;
+  if (!file_open && !folder_open) return {};
+  std::string why, fix;
+  if (file_open) {
+    why = "mode " + octal_mode(file.st_mode) + " lets other users " +
+          std::string(others_may(file.st_mode)) + " it";
+    fix = "chmod 600 " + path.string();
+  }
+  if (folder_open) {
+    why += (why.empty() ? "" : ", ") + std::string("its folder ") + dir.string() + " (mode " +
+           octal_mode(folder.st_mode) + ") lets other users replace it";
+    fix += (fix.empty() ? "" : " && ") + std::string("chmod 700 ") + dir.string();
+  }
+  return why + "; run: " + fix;
+}
+
 bool write_keyfile_bytes(const std::filesystem::path& path, std::span<const std::uint8_t> data,
                          bool overwrite, error& err) {
   err = {};

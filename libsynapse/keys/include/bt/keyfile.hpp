@@ -118,6 +118,15 @@ std::optional<keypair> keypair_from_keyfile_data(std::span<const std::uint8_t> d
 std::optional<std::vector<std::uint8_t>> read_keyfile_bytes(const std::filesystem::path& path,
                                                             error& err);
 
+/// Who besides its owner may read or replace the secret keyfile at `path`: empty when no one can
+/// (the file is mode 0600 or stricter, and its folder is not writable by other users or is
+/// sticky), else one sentence naming what is exposed and the chmod that fixes it, e.g.
+/// "mode 0666 lets other users read and change it, its folder /w/hotkeys (mode 0777) lets other
+/// users replace it; run: chmod 600 /w/hotkeys/h && chmod 700 /w/hotkeys". Empty as well when the
+/// file cannot be examined (reading it reports that). The loaders do not refuse such a file (a key
+/// mounted read-only into a container is often 0644); the tools warn with this sentence.
+std::string keyfile_exposure(const std::filesystem::path& path);
+
 /// Writes `data` to `path` atomically with mode 0600: a temporary file in the same directory
 /// (created 0600 with O_EXCL), write, fsync, rename over `path`, fsync the directory. Either
 /// the old file or the complete new one exists afterwards, never a partial one. When

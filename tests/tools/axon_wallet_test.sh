@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# bt-axon and its wallet: a missing hotkey is named with the hotkeys the wallet has and the
+# bt-wallet command that creates it (exit 1); a hotkey file other users may read or replace is
+# loaded with a warning that names the modes and the chmod that fixes them; the AxonInfo line
+# carries the wallet's coldkey. Usage: axon_wallet_test.sh <bt-axon> <bt-wallet>
+set -euo pipefail
+AXON="$1"; WALLET="$2"
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-axon-wallet-XXXXXX")"
+AXON_PID=""
+cleanup() {
+  if [[ -n "$AXON_PID" ]]; then kill "$AXON_PID" 2>/dev/null || true; wait "$AXON_PID" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_AXON_IP BT_AXON_PORT
+export HOME="$TMP/home"
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+
+W=(--wallet.path "$TMP/w" --wallet.name miner)
+"$WALLET" new-coldkey "${W[@]}" --no-password >"$TMP/cold.json" 2>/dev/null </dev/null
+"$WALLET" new-hotkey "${W[@]}" --wallet.hotkey h1 >/dev/null 2>&1 </dev/null
+cold=$(sed -n 's/.*"coldkey":"\([^"]*\)".*/\1/p' "$TMP/cold.json")
+[[ -n $cold ]] || fail "bt-wallet new-coldkey printed no address: $(cat "$TMP/cold.json")"
+hotkeys="$TMP/w/miner/hotkeys"
+
+rc=0
+timeout 60 "$AXON" "${W[@]}" --wallet.hotkey h2 --axon.ip 127.0.0.1 --axon.port 0 \
+  >/dev/null 2>"$TMP/missing.err" </dev/null || rc=$?
+[[ $rc == 1 ]] || fail "a missing hotkey: exit $rc, expected 1"
+expect_has "$(cat "$TMP/missing.err")" "cannot load the hotkey: wallet \"miner\" has no hotkey \"h2\" (no file $hotkeys/h2; its hotkeys: h1); create it with: bt-wallet new-hotkey --wallet.path $TMP/w --wallet.name miner --wallet.hotkey h2" "the missing hotkey's error"
+
+chmod 666 "$hotkeys/h1"; chmod 777 "$hotkeys"
+timeout 60 "$AXON" "${W[@]}" --wallet.hotkey h1 --axon.ip 127.0.0.1 --axon.port 0 \
+  >"$TMP/axon.out" 2>"$TMP/axon.err" </dev/null &
+AXON_PID=$!
+for _ in $(seq 1 300); do grep -q '"port"' "$TMP/axon.out" 2>/dev/null && break; sleep 0.1; done
+info=$(grep -m 1 '"port"' "$TMP/axon.out" || true)
+[[ -n $info ]] || fail "bt-axon printed no AxonInfo line: $(cat "$TMP/axon.err")"
+expect_has "$info" "\"coldkey\":\"$cold\"" "the AxonInfo line"
+expect_has "$(cat "$TMP/axon.err")" "[warning] the hotkey $hotkeys/h1 is not private to its owner: mode 0666 lets other users read and change it, its folder $hotkeys (mode 0777) lets other users replace it; run: chmod 600 $hotkeys/h1 && chmod 700 $hotkeys" "bt-axon's log"
+finish "bt-axon and its wallet"
