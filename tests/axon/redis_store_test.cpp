@@ -6,6 +6,7 @@
 // loop thread, or the test's own thread), and each axon attaches it to its I/O threads' loops.
 // A test that cannot start redis-server fails; it does not skip.
 #include <bt/axon.hpp>
+#include <bt/btauth.hpp>
 #include <bt/examples/dummy.hpp>
 #include <bt/nonce_store.hpp>
 #include <bt/redis_nonce_store.hpp>
@@ -204,6 +205,35 @@ bt::test::request_parts dummy_request(std::uint16_t port, std::int64_t nonce) {
 
 constexpr std::int64_t second = 1'000'000'000;
 
+/// An axon of Bob's serving POST /echo under btauth/1 only, its replay store `store`.
+std::unique_ptr<bt::axon> make_btauth_axon(const std::shared_ptr<bt::redis_nonce_store>& store) {
+  auto o = bt::axon_options::loopback();
+  o.nonces = store;
+  auto ax = std::make_unique<bt::axon>(bob(), std::move(o));
+  ax->route(
+      "POST", "/echo",
+      [](std::string_view, const bt::json&, const bt::request_context& caller) {
+        return bt::json_reply{.status = 200, .body = {{"hotkey", std::string(caller.hotkey)}}};
+      },
+      {.auth = bt::auth_mode::btauth});
+  ax->start();
+  CHECK(store->wait_ready(5s));
+  return ax;
+}
+
+/// A btauth/1 request by //Alice to Bob's POST /echo with `nonce_ns`, as bytes on the wire.
+std::string btauth_wire(std::uint16_t port, std::int64_t nonce_ns) {
+  const std::string body = R"({"fleet":true})";
+  const auto h =
+      bt::btauth::sign_request(alice(), "POST", "/echo", body, bob().ss58_address(), nonce_ns);
+  return "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nX-Bittensor-Version: 1\r\nX-Bittensor-Hotkey: " + h.hotkey +
+         "\r\nX-Bittensor-Nonce: " + h.nonce + "\r\nX-Bittensor-Signature: " + h.signature +
+         "\r\nX-Bittensor-Receiver: " + h.receiver +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
 }  // namespace
 
 TEST_CASE("redis store: URLs, and a malformed one is a clear error that never shows the password",
@@ -334,6 +364,29 @@ TEST_CASE("redis store: two axons sharing one Redis accept a request at most onc
     CHECK(old.body.find("Nonce is too old") != std::string::npos);
     CHECK(roundtrip(a->port(), dummy_request(a->port(), now - 1000).wire(a->port())).status == 401);
     CHECK(roundtrip(b->port(), dummy_request(b->port(), now + 1).wire(b->port())).status == 200);
+  }
+}
+
+TEST_CASE("redis store: two axons sharing one Redis accept a btauth/1 request at most once",
+          "[axon][redis][btauth]") {
+  redis_server redis;
+  // Every rule: btauth/1 records each (sender, nonce) under a key of its own with store nonce 0.
+  for (const auto rule :
+       {bt::nonce_rule::window, bt::nonce_rule::unique, bt::nonce_rule::strictly_increasing}) {
+    INFO("rule " << static_cast<int>(rule));
+    auto a = make_btauth_axon(make_store(redis.url(), rule));
+    auto b = make_btauth_axon(make_store(redis.url(), rule));
+    const std::int64_t nonce = bt::btauth::now_ns();
+    const auto first = roundtrip(a->port(), btauth_wire(a->port(), nonce));
+    INFO(first.body);
+    CHECK(first.status == 200);
+    const auto again = roundtrip(b->port(), btauth_wire(b->port(), nonce));
+    CHECK(again.status == 401);
+    CHECK(again.body.find("ReplayedRequest: ") != std::string::npos);
+    CHECK(roundtrip(a->port(), btauth_wire(a->port(), nonce)).status == 401);
+    // Another nonce, older or newer, is a request of its own.
+    CHECK(roundtrip(b->port(), btauth_wire(b->port(), nonce - 1000)).status == 200);
+    CHECK(roundtrip(b->port(), btauth_wire(b->port(), nonce + 1000)).status == 200);
   }
 }
 
