@@ -140,9 +140,14 @@ py::object verify(py::handle headers, py::handle body, const std::string& method
   policy.require_receiver = require_receiver;
   policy.self_hotkey = self_hotkey;
 
+  // Our memory store is called directly (no Python call, about 1 us less per request); any
+  // other store through its Python methods.
+  memory_nonce_store* memory = nonce_store.is_none() ? default_store.get() : nullptr;
+  if (!memory && py::isinstance<memory_nonce_store>(nonce_store))
+    memory = nonce_store.cast<memory_nonce_store*>();
   // A configuration error, refused before any request is judged (as the SDK does).
-  py::object store = nonce_store.is_none() ? py::cast(default_store) : nonce_store;
-  const py::object retention = py::getattr(store, "retention", py::none());
+  const py::object retention =
+      memory ? py::float_(memory->retention()) : py::getattr(nonce_store, "retention", py::none());
   if (!retention.is_none() && retention.cast<double>() * 1e9 <
                                   static_cast<double>(policy.max_age_ns + policy.allowed_skew_ns))
     throw py::value_error(
@@ -164,7 +169,10 @@ py::object verify(py::handle headers, py::handle body, const std::string& method
   if (refused) raise_refusal(*refused);
 
   const std::string& hotkey = fields.value(ba::header_fields::hotkey_f);
-  if (!py::bool_(store.attr("check_and_store")(hotkey, claim.nonce_ns)))
+  const bool first_use = memory ? memory->check_and_store(hotkey, claim.nonce_ns)
+                                : static_cast<bool>(py::bool_(
+                                      nonce_store.attr("check_and_store")(hotkey, claim.nonce_ns)));
+  if (!first_use)
     raise_refusal({ba::failure::replayed_request,
                    std::string(ba::class_name(ba::failure::replayed_request)) +
                        ": X-Bittensor-Nonce " + std::to_string(claim.nonce_ns) + " of " + hotkey +
