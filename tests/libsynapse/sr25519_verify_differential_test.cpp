@@ -12,6 +12,7 @@
 
 #include <sodium.h>
 #include <catch2/catch.hpp>
+#include <support/sr25519_encodings.hpp>
 
 #include <array>
 #include <cstdint>
@@ -22,88 +23,15 @@
 
 namespace {
 
-using bytes32 = std::array<std::uint8_t, 32>;
-
-// p = 2^255 - 19 and l (the group order), little-endian.
-constexpr bytes32 field_p = {0xed, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
-constexpr bytes32 group_l = {0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7,
-                             0xa2, 0xde, 0xf9, 0xde, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-                             0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10};
-
-// a + b and a - b as 256-bit little-endian integers (wrapping).
-bytes32 add(const bytes32& a, const bytes32& b) {
-  bytes32 out{};
-  unsigned carry = 0;
-  for (std::size_t i = 0; i < 32; ++i) {
-    const unsigned v = a[i] + b[i] + carry;
-    out[i] = static_cast<std::uint8_t>(v);
-    carry = v >> 8;
-  }
-  return out;
-}
-bytes32 sub(const bytes32& a, const bytes32& b) {
-  bytes32 out{};
-  int borrow = 0;
-  for (std::size_t i = 0; i < 32; ++i) {
-    const int v = a[i] - b[i] - borrow;
-    out[i] = static_cast<std::uint8_t>(v);
-    borrow = v < 0 ? 1 : 0;
-  }
-  return out;
-}
-bytes32 small(std::uint8_t v) {
-  bytes32 out{};
-  out[0] = v;
-  return out;
-}
-
-// Encodings that are not canonical Ristretto255 encodings of a point whose canonical encoding
-// is `e` (or are simply invalid): e + p (a field element >= p, when it fits in 255 bits), p - e
-// (the same field element's negation, "negative" when e is non-negative), the high bit set, and
-// each of p .. p + 18 (= 0 .. 18 unreduced).
-std::vector<bytes32> non_canonical_variants(const bytes32& e) {
-  std::vector<bytes32> out;
-  out.push_back(add(e, field_p));  // wraps above 2^256 for most e: still invalid bytes
-  out.push_back(sub(field_p, e));
-  bytes32 high = e;
-  high[31] |= 0x80;
-  out.push_back(high);
-  return out;
-}
-
-// The eight Edwards 8-torsion points in Ed25519 encoding (all map to the Ristretto identity,
-// none is a canonical Ristretto encoding except the all-zero one's cousins), and the encodings
-// of small field elements: interpreted as Ristretto255 encodings, whatever either library decides
-// must agree.
-std::vector<bytes32> edge_encodings() {
-  std::vector<bytes32> out;
-  for (const char* h : {"0000000000000000000000000000000000000000000000000000000000000000",
-                        "0100000000000000000000000000000000000000000000000000000000000000",
-                        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-                        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
-                        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
-                        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
-                        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
-                        "0000000000000000000000000000000000000000000000000000000000000080",
-                        "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-                        "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"}) {
-    const auto b = bt::from_hex(h);
-    REQUIRE(b);
-    REQUIRE(b->size() == 32);
-    bytes32 e{};
-    std::copy(b->begin(), b->end(), e.begin());
-    out.push_back(e);
-  }
-  for (std::uint8_t v = 0; v <= 18; ++v) {
-    out.push_back(small(v));
-    out.push_back(add(field_p, small(v)));
-  }
-  out.push_back(sub(field_p, small(1)));
-  out.push_back(sub(field_p, small(2)));
-  return out;
-}
+using bt::test::add_256;
+using bt::test::bytes32;
+using bt::test::edge_encodings;
+using bt::test::group_l;
+using bt::test::non_canonical_variants;
+using bt::test::small_256;
+using bt::test::sub_256;
+using bt::test::with_r;
+using bt::test::with_s;
 
 struct outcome_counts {
   std::map<std::string, int> by_code;
@@ -150,16 +78,6 @@ void check_same(const bytes32& pub, const std::vector<std::uint8_t>& msg,
                           (!high_a && high_r && fast == bt::key_errc::invalid_signature));
   CHECK(permitted);
   ++counts.high_bit_refusals;
-}
-
-std::array<std::uint8_t, 64> with_r(std::array<std::uint8_t, 64> sig, const bytes32& r) {
-  std::copy(r.begin(), r.end(), sig.begin());
-  return sig;
-}
-std::array<std::uint8_t, 64> with_s(std::array<std::uint8_t, 64> sig, bytes32 s) {
-  s[31] |= 0x80;  // keep the schnorrkel marker so that the s check itself is what is compared
-  std::copy(s.begin(), s.end(), sig.begin() + 32);
-  return sig;
 }
 
 }  // namespace
@@ -218,10 +136,10 @@ TEST_CASE("sr25519 verify agrees with the constant-time reference verifier on ev
 
     // s: s + l (the same scalar, unreduced), l, l - 1, s + 1, and the largest value the marker
     // leaves (2^255 - 1); and the marker missing.
-    check_same(pub, msg, with_s(sig, add(s, group_l)), context, counts, "s + l");
+    check_same(pub, msg, with_s(sig, add_256(s, group_l)), context, counts, "s + l");
     check_same(pub, msg, with_s(sig, group_l), context, counts, "s = l");
-    check_same(pub, msg, with_s(sig, sub(group_l, small(1))), context, counts, "s = l - 1");
-    check_same(pub, msg, with_s(sig, add(s, small(1))), context, counts, "s + 1");
+    check_same(pub, msg, with_s(sig, sub_256(group_l, small_256(1))), context, counts, "s = l - 1");
+    check_same(pub, msg, with_s(sig, add_256(s, small_256(1))), context, counts, "s + 1");
     bytes32 top{};
     top.fill(0xff);
     top[31] = 0x7f;

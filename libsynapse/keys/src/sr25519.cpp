@@ -2,6 +2,7 @@
 
 #include <bt/key_error.hpp>
 #include "merlin.hpp"
+#include "sr25519_parse.hpp"
 
 #include <decaf/point_255.h>
 #include <sodium.h>
@@ -12,7 +13,7 @@
 namespace bt::sr25519 {
 namespace {
 
-using scalar32 = std::array<std::uint8_t, 32>;
+using internal::scalar32;
 
 // The group order l = 2^252 + 27742317777372353535851937790883648493, little-endian.
 constexpr scalar32 group_order = {0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7,
@@ -190,11 +191,8 @@ signature sign(const secret_key& secret, const public_key& pub,
   return sig;
 }
 
-namespace {
+namespace internal {
 
-// What both verifiers share (schnorrkel's verify_simple up to the group arithmetic): the length,
-// the schnorrkel marker, s < l (ScalarFormatError), and the challenge k from the transcript.
-// Returns {} and fills `s` and `k` (both canonical, < l) when the signature is well formed.
 std::error_code parse_and_challenge(std::span<const std::uint8_t, 32> pub,
                                     std::span<const std::uint8_t> message,
                                     std::span<const std::uint8_t> sig, std::string_view context,
@@ -215,13 +213,14 @@ std::error_code parse_and_challenge(std::span<const std::uint8_t, 32> pub,
   return {};
 }
 
-}  // namespace
+}  // namespace internal
 
 std::error_code verify(std::span<const std::uint8_t, 32> pub, std::span<const std::uint8_t> message,
                        std::span<const std::uint8_t> sig, std::string_view context) noexcept {
   scalar32 s;
   scalar32 k;
-  if (const std::error_code ec = parse_and_challenge(pub, message, sig, context, s, k)) return ec;
+  if (const std::error_code ec = internal::parse_and_challenge(pub, message, sig, context, s, k))
+    return ec;
 
   // Every input here is public (key, message, signature), so the group arithmetic may take
   // variable time: one double-scalar multiplication R' = s·B + (−k)·A (libdecaf's ristretto255,
@@ -267,7 +266,8 @@ std::error_code verify_constant_time(std::span<const std::uint8_t, 32> pub,
                                      std::string_view context) noexcept {
   scalar32 s;
   scalar32 k;
-  if (const std::error_code ec = parse_and_challenge(pub, message, sig, context, s, k)) return ec;
+  if (const std::error_code ec = internal::parse_and_challenge(pub, message, sig, context, s, k))
+    return ec;
   const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
 
   // schnorrkel checks compress(s·B − k·A) == R. We check the equivalent R + k·A == s·B, which
