@@ -7,7 +7,8 @@
 //
 // against an axon in this process (default), a bt-axon spawned as a separate process
 // (--cross-process) or a running one (--target IP:PORT:HOTKEY); plus the floor of the same run
-// (--baseline), throughput (--concurrency), payloads (--payload), sessions (--session),
+// (--baseline), throughput (--concurrency), payloads (--payload), sessions (--session), plain
+// JSON requests to /echo signed with Epistula (--epistula) or btauth/1 (--btauth),
 // framework overhead without crypto (--no-crypto), the axon's CPU per request (--axon-cpu) and its
 // memory (--memory).
 #include "bare_echo.hpp"
@@ -53,7 +54,10 @@ int run(const ping_config& cfg) {
   } else {
     local.emplace(bt::keypair::from_uri(cfg.axon_uri), in_process_axon_options(cfg));
     if (cfg.payload > 0) attach_payload_route(*local);
-    if (cfg.epistula) bt::examples::attach_echo_route(*local);
+    // bt-axon's /echo: Epistula and btauth/1.
+    if (plain_pings(cfg))
+      bt::examples::attach_echo_route(*local,
+                                      {.auth = bt::auth_mode::epistula | bt::auth_mode::btauth});
     local->start();
     target = local->info();
   }
@@ -147,6 +151,9 @@ int main(int argc, char** argv) {
   app.add_flag("--epistula", cfg.epistula,
                "Epistula-signed POST /echo (PROTOCOL 12) instead of the signed Synapse ping; the "
                "in-process axon serves bt-axon's /echo");
+  app.add_flag("--btauth", cfg.btauth,
+               "btauth/1-signed POST /echo (PROTOCOL 14, Bittensor SDK v11) instead of the signed "
+               "Synapse ping; the in-process axon serves bt-axon's /echo");
   app.add_flag("--session", cfg.session,
                "Sessions (PROTOCOL 13): the dendrite offers one per connection and the in-process "
                "axon accepts (a spawned bt-axon accepts by default); with --baseline the floor is "
@@ -208,8 +215,12 @@ int main(int argc, char** argv) {
         << "bt-ping: --payload needs the Payload route, which only the in-process axon serves\n";
     return 2;
   }
-  if (cfg.epistula && (cfg.baseline || cfg.session || cfg.no_crypto)) {
-    std::cerr << "bt-ping: --epistula measures Epistula calls as they are signed and checked; "
+  if (cfg.epistula && cfg.btauth) {
+    std::cerr << "bt-ping: --epistula and --btauth each choose how /echo is signed; give one\n";
+    return 2;
+  }
+  if (plain_pings(cfg) && (cfg.baseline || cfg.session || cfg.no_crypto)) {
+    std::cerr << "bt-ping: --epistula and --btauth measure calls as they are signed and checked; "
                  "--baseline, --session and --no-crypto apply to the Synapse ping only\n";
     return 2;
   }

@@ -98,9 +98,13 @@ struct call_outcome {
 template <class T>
 asio::awaitable<call_outcome> call_once(dendrite& d, const axon_info& target, const T& proto,
                                         double timeout) {
-  if constexpr (std::is_same_v<T, epistula_ping>) {
-    epistula_response r = co_await d.async_epistula_call(target, "POST", proto.path, proto.body,
-                                                         timeout, asio::use_awaitable);
+  if constexpr (std::is_same_v<T, plain_ping>) {
+    http_call_response r =
+        proto.dialect == wire_dialect::btauth
+            ? co_await d.async_btauth_call(target, "POST", proto.path, proto.body, timeout,
+                                           asio::use_awaitable)
+            : co_await d.async_epistula_call(target, "POST", proto.path, proto.body, timeout,
+                                             asio::use_awaitable);
     co_return call_outcome{r.status, r.process_time.value_or(0.0), std::move(r.status_message)};
   } else {
     T r = co_await d.async_call(target, proto, timeout, asio::use_awaitable);
@@ -173,7 +177,7 @@ template ping_run drive<synapse>(caller_set&, const axon_info&, const synapse&,
                                  const drive_options&);
 template ping_run drive<payload_synapse>(caller_set&, const axon_info&, const payload_synapse&,
                                          const drive_options&);
-template ping_run drive<epistula_ping>(caller_set&, const axon_info&, const epistula_ping&,
-                                       const drive_options&);
+template ping_run drive<plain_ping>(caller_set&, const axon_info&, const plain_ping&,
+                                    const drive_options&);
 
 }  // namespace bt::perf

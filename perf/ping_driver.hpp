@@ -52,8 +52,10 @@ class caller_set {
   std::vector<std::thread> threads_;
 };
 
-/// An Epistula ping (bt-ping --epistula): dendrite::epistula_call of POST `path` with `body`.
-struct epistula_ping {
+/// A ping by method and path (bt-ping --epistula, --btauth): dendrite::epistula_call or
+/// btauth_call (as `dialect` says) of POST `path` with `body`.
+struct plain_ping {
+  wire_dialect dialect = wire_dialect::epistula;  ///< epistula or btauth
   std::string path = "/echo";
   std::string body = "{}";
 };
@@ -73,7 +75,7 @@ struct drive_options {
 /// not 200 counts as a failure under its status and message, and its time is not recorded (a
 /// refused connect has none; the original loop would have appended Python's None).
 /// The synapse sent is a copy of `proto`. Instantiated for bt::synapse, payload_synapse and
-/// epistula_ping (whose calls are epistula_call, timed the same way).
+/// plain_ping (whose calls are epistula_call or btauth_call, timed the same way).
 template <class T>
 ping_run drive(caller_set& callers, const axon_info& target, const T& proto,
                const drive_options& opt);

@@ -90,8 +90,9 @@ axon_options in_process_axon_options(const ping_config& cfg) {
   o.io_threads = cfg.axon_threads;
   o.insecure_skip_verification = cfg.no_crypto;
   o.sign_responses = answers_signed(cfg);
-  if (cfg.epistula) {
-    // One signer sends every ping, each Epistula request one replay record for 8 s: the default
+  if (plain_pings(cfg)) {
+    // One signer sends every ping, each Epistula or btauth/1 request one replay record for as
+    // long as its freshness window lasts: the default
     // per-hotkey quota (1,024 records) would refuse all but the first ~1,000 of a window (503).
     memory_nonce_store::options store;
     store.max_entries_per_hotkey = 0;
@@ -163,8 +164,9 @@ dendrite_options dendrite_options_for(const ping_config& cfg) {
 
 ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
                    const drive_options& opt) {
-  if (cfg.epistula) {
-    epistula_ping e;
+  if (plain_pings(cfg)) {
+    plain_ping e;
+    e.dialect = cfg.btauth ? wire_dialect::btauth : wire_dialect::epistula;
     if (cfg.payload > 0) e.body = json{{"data", std::string(cfg.payload, 'x')}}.dump();
     return drive(callers, target, e, opt);
   }
@@ -332,6 +334,7 @@ std::string mode_name(const ping_config& cfg) {
   if (cfg.no_crypto) m += ",no-crypto";
   if (cfg.session) m += ",session";
   if (cfg.epistula) m += ",epistula";
+  if (cfg.btauth) m += ",btauth";
   if (cfg.payload > 0) m += ",payload=" + std::to_string(cfg.payload);
   if (cfg.concurrency > 1) m += ",concurrency=" + std::to_string(cfg.concurrency);
   if (cfg.axon_cpu_seconds > 0) m += ",axon-cpu";

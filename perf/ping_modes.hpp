@@ -43,6 +43,9 @@ struct ping_config {
   /// --epistula: Epistula-signed POST /echo (PROTOCOL 12) instead of the signed Synapse ping;
   /// the in-process axon serves bt-axon's /echo (bt/examples/echo_route.hpp).
   bool epistula = false;
+  /// --btauth: btauth/1-signed POST /echo (PROTOCOL 14, Bittensor SDK v11) instead; the
+  /// in-process axon's /echo accepts Epistula and btauth/1, as bt-axon's does.
+  bool btauth = false;
   std::string json_file;
   std::string histogram_file;
   bool verbose = false;
@@ -79,8 +82,8 @@ child_process spawn_axon(const ping_config& cfg, axon_info& info);
 void warn_no_crypto(const axon_info& target);
 dendrite_options dendrite_options_for(const ping_config& cfg);
 
-/// drive() with the base Synapse, or with a Payload of cfg.payload bytes; with cfg.epistula, an
-/// epistula_ping whose body is {} (or {"data": cfg.payload bytes}).
+/// drive() with the base Synapse, or with a Payload of cfg.payload bytes; with cfg.epistula or
+/// cfg.btauth, a plain_ping in that dialect whose body is {} (or {"data": cfg.payload bytes}).
 ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
                    const drive_options& opt);
 
@@ -93,6 +96,11 @@ int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& t
                  const keypair& key, pid_t axon_pid, drive_options opt);
 /// --memory: RSS of the spawned axon idle, then with cfg.connections idle keep-alive connections.
 int run_memory_mode(const ping_config& cfg, const axon_info& target, pid_t axon_pid);
+
+/// Whether the pings are plain requests to /echo (--epistula or --btauth), not synapses.
+inline bool plain_pings(const ping_config& cfg) {
+  return cfg.epistula || cfg.btauth;
+}
 
 std::string mode_name(const ping_config& cfg);
 std::string histogram_title(const ping_config& cfg, const summary& s);

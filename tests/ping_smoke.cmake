@@ -12,6 +12,11 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--epistula|--count|200"
                    -DEXPECT_COUNT=200 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
   set_tests_properties("perf: bt-ping epistula in-process" PROPERTIES TIMEOUT 240)
+  # --btauth: btauth/1-signed POST /echo against the same in-process route.
+  add_test(NAME "perf: bt-ping btauth in-process"
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--btauth|--count|200"
+                   -DEXPECT_COUNT=200 -P ${PROJECT_SOURCE_DIR}/perf/smoke_check.cmake)
+  set_tests_properties("perf: bt-ping btauth in-process" PROPERTIES TIMEOUT 240)
   # --no-crypto: unsigned requests, an axon that verifies nothing and signs no answer.
   add_test(NAME "perf: bt-ping no-crypto in-process"
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:bt-ping>|--no-crypto|--count|200"

@@ -137,7 +137,9 @@ case "$TOOL" in
     usage "bt-ping: --target '127.0.0.1:1:hello': hotkey 'hello' is not an SS58 address (" --count 1 --target 127.0.0.1:1:hello
     usage "--target '127.0.0.1:1:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZa': hotkey '5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZa' is not an SS58 address (" --count 1 --target 127.0.0.1:1:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZa
     usage "bt-ping: --target '127.0.0.1:0:5GNJ': the port '0' is not an integer from 1 to 65535" --count 1 --target 127.0.0.1:0:5GNJ
-    usage "bt-ping: --epistula measures Epistula calls as they are signed and checked; --baseline" --count 1 --epistula --baseline
+    usage "bt-ping: --epistula and --btauth measure calls as they are signed and checked; --baseline" --count 1 --epistula --baseline
+    usage "bt-ping: --epistula and --btauth measure calls as they are signed and checked; --baseline" --count 1 --btauth --session
+    usage "bt-ping: --epistula and --btauth each choose how /echo is signed; give one" --count 1 --epistula --btauth
     ;;
   *) echo "usage: $0 bt-axon|bt-dendrite|bt-ping <binary>" >&2; exit 2 ;;
 esac
