@@ -55,6 +55,12 @@ TEST_CASE("make_dynamic_descriptor rejects bad declarations", "[dynamic_synapse]
        "not an ASCII identifier of 1 to 128 characters: 'Bad Name'"},
       {"1st", {}, {}, "synapse.name", "not an ASCII identifier of 1 to 128 characters: '1st'"},
       {"S/x", {}, {}, "synapse.name", "not an ASCII identifier of 1 to 128 characters: 'S/x'"},
+      // The quotation keeps UTF-8 as it is (it once printed 'R?sum?').
+      {"R\xc3\xa9sum\xc3\xa9",
+       {},
+       {},
+       "synapse.name",
+       "not an ASCII identifier of 1 to 128 characters: 'R\xc3\xa9sum\xc3\xa9'"},
       {"S",
        {{"a", bt::required}, {"a", bt::required}},
        {},

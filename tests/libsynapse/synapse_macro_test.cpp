@@ -8,9 +8,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -193,4 +195,29 @@ TEST_CASE("base fields: a declared field may not reuse a base field name",
     CHECK(err);
     CHECK(d == nullptr);
   }
+}
+
+TEST_CASE("BT_SYNAPSE's name rule holds at compile time, and is the descriptor's",
+          "[synapse_macro]") {
+  using bt::detail::is_identifier;
+  STATIC_REQUIRE(is_identifier("Summarize_v2"));
+  STATIC_REQUIRE(is_identifier("_private"));
+  STATIC_REQUIRE_FALSE(is_identifier("Sum-marize v2"));
+  STATIC_REQUIRE_FALSE(is_identifier("2fast"));
+  STATIC_REQUIRE_FALSE(is_identifier(""));
+  STATIC_REQUIRE_FALSE(is_identifier("R\xc3\xa9sum\xc3\xa9"));
+  constexpr auto letters = [] {
+    std::array<char, 129> a{};
+    a.fill('a');
+    return a;
+  }();
+  STATIC_REQUIRE(is_identifier(std::string_view(letters.data(), 128)));
+  STATIC_REQUIRE_FALSE(is_identifier(std::string_view(letters.data(), 129)));
+  // A name the macro accepts builds a descriptor; one it refuses is refused at run time too (a
+  // dynamic type's name is checked there). tests/synapse_compile_checks.cmake compiles a
+  // BT_SYNAPSE with a bad name and expects the static_assert's message.
+  CHECK(bt::descriptor_of<no_fields>().route() == "/NoFields");
+  bt::error err;
+  CHECK(bt::make_dynamic_descriptor("Sum-marize v2", {}, {}, err) == nullptr);
+  CHECK(err.what == "synapse.name");
 }

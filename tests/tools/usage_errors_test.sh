@@ -116,6 +116,8 @@ case "$TOOL" in
     usage "$hint" query --uri //Alice --axons "$TMP/targets.txt"
     printf '[]' >"$TMP/empty.json"
     usage "--axons $TMP/empty.json: the list is empty; $hint" query --uri //Alice --axons "$TMP/empty.json"
+    # A synapse name that is no identifier, quoted as UTF-8 (not 'R?sum?').
+    usage "--synapse Résumé: invalid JSON in synapse.name: not an ASCII identifier of 1 to 128 characters: 'Résumé'" query --uri //Alice --axon 127.0.0.1:18091:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY --synapse Résumé
     # A wallet that does not exist: the wallets there and the commands that create it.
     mkdir -p "$TMP/wallets/other"
     usage "no wallet \"x\" at $TMP/wallets/x (wallets there: other); create it with: bt-wallet new-coldkey --wallet.path $TMP/wallets --wallet.name x, then bt-wallet new-hotkey --wallet.path $TMP/wallets --wallet.name x --wallet.hotkey default" query --wallet.path "$TMP/wallets" --wallet.name x --axon 127.0.0.1:18091:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY

@@ -210,13 +210,22 @@ inline std::string_view sanitize_header_value(std::string_view text, std::string
   return scratch;
 }
 
-/// A short, printable quotation of untrusted text for error details.
+/// A short quotation of untrusted text for error details: its first `max` characters (code
+/// points, so a character is never cut), control characters as spaces, malformed UTF-8 as
+/// U+FFFD, every other character as it is ('Résumé', not 'R?sum?'). The details reach JSON
+/// bodies and logs, which are UTF-8; a header value is made ASCII by the header writer.
 inline std::string preview(std::string_view text, std::size_t max = 40) {
-  std::string scratch;
   std::string out = "'";
-  const bool cut = text.size() > max;
-  out += sanitize_header_value(text.substr(0, max), scratch);
-  out += cut ? "'..." : "'";
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  for (std::size_t n = 0; p < end && n < max; ++n) {
+    const char32_t cp = decode_utf8(p, end);
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+      out += ' ';
+    else
+      append_utf8(cp, out);
+  }
+  out += p < end ? "'..." : "'";
   return out;
 }
 

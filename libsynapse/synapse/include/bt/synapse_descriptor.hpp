@@ -111,6 +111,19 @@ struct hashed_t {
 inline constexpr hashed_t hashed{};
 
 namespace detail {
+/// The rule for the name of a synapse type and of its fields: an ASCII identifier of 1 to 128
+/// characters (letters, digits and '_', not starting with a digit). A type's name is the class
+/// name a Python peer declares and the route ("/" + name); a field's name is a Python attribute
+/// and part of a header name (bt_header_input_obj_<field>). Checked at compile time by
+/// BT_SYNAPSE and when a descriptor is built.
+constexpr bool is_identifier(std::string_view s) noexcept {
+  if (s.empty() || s.size() > 128 || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (const char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
 /// One field of the short form: its descriptor and whether it is hashed. `name` is a string
 /// literal (the stringified member), so views of it stay valid.
 struct field_spec {
@@ -158,10 +171,15 @@ synapse_schema<T> schema_of(std::string_view name, std::initializer_list<field_s
 /// without a default) and bt::hashed (in required_hash_fields; hashing follows declaration order).
 /// Use the long form (bt::field<&T::member>("wire_name")) when a wire name differs from the member
 /// name or the hashing order differs from the declaration order.
-#define BT_SYNAPSE(Type, Name, ...)                            \
-  static ::bt::synapse_schema<Type> schema() {                 \
-    using bt_synapse_self_ [[maybe_unused]] = Type;            \
-    return ::bt::detail::schema_of<Type>(Name, {__VA_ARGS__}); \
+#define BT_SYNAPSE(Type, Name, ...)                                                        \
+  static_assert(                                                                           \
+      ::bt::detail::is_identifier(Name),                                                   \
+      "BT_SYNAPSE(Type, Name, ...): Name must be an ASCII identifier of 1 to 128 "         \
+      "characters (letters, digits and '_', not starting with a digit), as a Python "      \
+      "class name and the route /Name are; e.g. \"Summarize_v2\", not \"Sum-marize v2\""); \
+  static ::bt::synapse_schema<Type> schema() {                                             \
+    using bt_synapse_self_ [[maybe_unused]] = Type;                                        \
+    return ::bt::detail::schema_of<Type>(Name, {__VA_ARGS__});                             \
   }
 /// One field of BT_SYNAPSE: the member, then optional markers (bt::required, bt::hashed).
 #define BT_FIELD(member, ...) \
