@@ -159,6 +159,11 @@ def test_nonces_of_one_process_increase(alice):
     assert nonces == sorted(set(nonces))
 
 
+def test_submodule_imports_by_name():
+    import importlib
+    assert importlib.import_module("bittensor_cpp.http_auth") is http_auth is bt.http_auth
+
+
 def test_caller_shape(alice, bob):
     c = check(signed(alice, bob), bob)
     assert isinstance(c, tuple) and c._fields == ("hotkey_ss58", "nonce_ns", "crypto_type")
