@@ -4,6 +4,16 @@
 #include <utility>
 
 namespace bt::detail {
+namespace {
+
+/// The path without its leading '/' and its query: a call's name in messages and metric labels
+/// (so that a query that varies per request makes no new label).
+std::string call_name(std::string_view path) {
+  if (path.starts_with('/')) path.remove_prefix(1);
+  return std::string(path.substr(0, path.find('?')));
+}
+
+}  // namespace
 
 plain_request_dialect::plain_request_dialect(std::string method, std::string path, std::string body,
                                              http_call_response* out)
@@ -12,7 +22,7 @@ plain_request_dialect::plain_request_dialect(std::string method, std::string pat
       path_(std::move(path)),
       body_(std::move(body)),
       out_(out),
-      name_(path_.starts_with('/') ? path_.substr(1) : path_) {}
+      name_(call_name(path_)) {}
 
 std::string plain_request_dialect::begin(const call_context&) {
   return plain_target_problem(method_, path_);

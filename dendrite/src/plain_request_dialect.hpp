@@ -29,7 +29,7 @@ class plain_request_dialect : public call_dialect {
   http_call_response* out_;
 
  private:
-  std::string name_;  ///< the path without its leading '/': messages and metric labels
+  std::string name_;  ///< the path without its leading '/' and its query: messages and labels
 };
 
 }  // namespace bt::detail

@@ -84,6 +84,18 @@ TEST_CASE("btauth_call: signed for the addressed hotkey, the answer's signature 
     CHECK(bt::json::parse(w2.body).at("error") == "WrongReceiver");
   }
 
+  SECTION("a failure names the path without its query, in the message and the metrics") {
+    bt::axon_info gone = srv.axon(bob().ss58_address());
+    gone.port = closed_port();
+    auto f = d.btauth_call(gone, "POST", "/forward?round=3", "{}", 5.0);
+    CHECK(f.error == bt::dendrite_errc::connect_failed);
+    CHECK(f.status_message ==
+          "Service unavailable at 127.0.0.1:" + std::to_string(gone.port) + "/forward");
+    const std::string m = d.metrics().render();
+    CHECK_THAT(m, Catch::Contains(R"(synapse="forward",status="503")"));
+    CHECK_THAT(m, !Catch::Contains("round=3"));
+  }
+
   SECTION("a method or path that cannot be sent is refused before any connection") {
     bt::dendrite fresh(alice());
     auto bad = fresh.btauth_call(srv.axon(bob().ss58_address()), "POST", "forward", "{}", 5.0);

@@ -6,6 +6,10 @@
 //   auto all = d.forward(metagraph_axons, q, 12.0);   // fan-out, results in the order of axons
 //   // from a coroutine, with any completion token:
 //   auto r = co_await d.async_call(axon, q, 12.0, boost::asio::use_awaitable);
+//   // plain JSON routes, signed with Epistula v2 or btauth/1 (Bittensor SDK v11):
+//   auto h = d.btauth_call(axon, "POST", "/forward", R"({"dummy_input": 21})", 12.0);
+//   // one query to miners speaking different dialects, answered in order:
+//   auto mixed = d.forward_mixed(requests, q, 12.0);
 //
 // Every call returns the caller's synapse updated with the answer: dendrite.status_code 200 and
 // the miner's outputs on success, otherwise the status and message of docs/dendrite.md's table.
