@@ -221,6 +221,8 @@ class Axon:
                  max_request_timeout: float = ..., nonce_future_skew: float = ...,
                  nonce_max_timeout: float = ..., epistula_past_window: float = ...,
                  epistula_future_window: float = ..., epistula_require_signed_for: bool = ...,
+                 btauth_max_age: float = ..., btauth_allowed_skew: float = ...,
+                 btauth_require_receiver: bool = ...,
                  sign_responses: bool = ..., accept_sessions: bool = ...,
                  session_max_requests: int = ..., session_max_seconds: int = ...,
                  sign_error_responses: bool = ..., list_synapses_on_404: bool = ...,
