@@ -315,3 +315,54 @@ put("chain_decode", b"\x00meta\x0e" + compact(1_000_000) + bytes(600))
 # a neuron count that the input's bytes hold at one byte each but not at 143: a decoder
 # reserving for the count asks for some 4 MB, over the target's -malloc_limit_mb=1
 put("chain_decode", b"\x01" + compact(16_000) + bytes(16_007))  # (not 16,000: see above)
+
+# ---- btauth_head: btauth/1 heads as "name: value" lines (btauth_head_fuzz.cpp: its clock is
+# 1.7e18 ns, its receiver //Bob). Three heads signed over POST /echo with the body "{}" by
+# tests/node/btauth.mjs (recorded here: sr25519 signatures are randomised), which pass the head
+# and the signature; then variants that each fail one check. ----
+BOB = "5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty"
+ALICE = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY"
+signed_heads = [
+    [("X-Bittensor-Version", "1"), ("X-Bittensor-Hotkey", ALICE),
+     ("X-Bittensor-Nonce", "1699999999000000000"),
+     ("X-Bittensor-Signature", "0x98ba23285a5470ce38f7ceef66548d8bf106d63340488791f37324581f8b652c"
+                               "18522b71fa59eace3ca09ab683b363538db0a7168aa62d47294ba2b0332e6481"),
+     ("X-Bittensor-Receiver", BOB)],
+    [("X-Bittensor-Version", "1"), ("X-Bittensor-Hotkey", "5ECTwv6cZ5nJQPk6tWfaTrEk8YH2L7X1VT4EL5Tx2ikfFwb7"),
+     ("X-Bittensor-Nonce", "1700000000500000000"),
+     ("X-Bittensor-Signature", "0x70a4ca6abb97ad3c037a2129ac9aa599808b5b105db45d35be6605557bffd228"
+                               "4404c710530056c64e24c9ceb459cd0773f9b2205f611a91aecefdad07322506"),
+     ("X-Bittensor-Crypto", "ed25519"), ("X-Bittensor-Receiver", BOB)],
+    [("X-Bittensor-Version", "1"), ("X-Bittensor-Hotkey", ALICE),
+     ("X-Bittensor-Nonce", "1699999995000000000"),
+     ("X-Bittensor-Signature", "0xfe5027c2636d598438edb12ada4fa5ea84b2bd264752befbc23b2fae32f21308"
+                               "0eec1df5b0b63372df83c4b3d9f590b4b79292f9876d9fe1bd1d621fb0660d84")],
+]
+
+
+def head(fields):
+    return "".join(f"{n}: {v}\n" for n, v in fields)
+
+
+def with_field(fields, name, value):
+    out = [(n, v) for n, v in fields if n != name]
+    return out + [(name, value)] if value is not None else out
+
+
+for h in signed_heads:
+    put("btauth_head", head(h))
+good = signed_heads[0]
+for name, value in [
+    ("X-Bittensor-Version", "2"), ("X-Bittensor-Version", None),
+    ("X-Bittensor-Hotkey", "5Grw\u00e9vaEF"), ("X-Bittensor-Hotkey", "1" * 48),
+    ("X-Bittensor-Nonce", "01699999999000000000"), ("X-Bittensor-Nonce", "+1699999999000000000"),
+    ("X-Bittensor-Nonce", "1699999999000"), ("X-Bittensor-Nonce", "99999999999999999999"),
+    ("X-Bittensor-Nonce", "1700000003000000000"), ("X-Bittensor-Nonce", "1699999989000000000"),
+    ("X-Bittensor-Signature", "0xabcd"), ("X-Bittensor-Signature", "z" * 130),
+    ("X-Bittensor-Crypto", "ecdsa"), ("X-Bittensor-Crypto", "SR25519"),
+    ("X-Bittensor-Receiver", ALICE), ("X-Bittensor-Receiver", None),
+]:
+    put("btauth_head", head(with_field(good, name, value)))
+put("btauth_head", head(good + [("X-Bittensor-Nonce", "1699999999000000000")]))
+put("btauth_head", head([(n.lower(), v) for n, v in good]))
+put("btauth_head", head(good + [("X-Bittensor-Unknown", "x"), ("Epistula-Version", "2")]))

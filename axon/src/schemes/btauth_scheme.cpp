@@ -20,7 +20,7 @@ namespace bt::detail {
 
 namespace {
 
-using field = btauth::header_fields::field;
+using btauth_field = btauth::header_fields::field;
 
 bool carries_btauth_fields(const request_state& st) noexcept {
   return st.parser.btauth().any();
@@ -28,7 +28,7 @@ bool carries_btauth_fields(const request_state& st) noexcept {
 
 /// The verifier's refusal as the axon answers it: 400 for MalformedAuth, else 401; the message
 /// starts with the SDK's class name either way.
-rejection refusal(const btauth::refusal& f, bool close) {
+rejection btauth_refusal(const btauth::refusal& f, bool close) {
   return f.kind == btauth::failure::malformed_auth
              ? reject(axon_errc::btauth_malformed, close, f.why)
              : reject(axon_errc::btauth_refused, close, f.why);
@@ -40,10 +40,10 @@ stage_result btauth_head(request_state& st, std::string&) {
       btauth_policy_of(st.core.opts, st.r->spec.json_policy, st.core.verifier.my_hotkey());
   if (const btauth::result failed =
           btauth::check_head(h, btauth::now_ns(), policy, st.btauth_claim))
-    return refusal(*failed, close_early);
+    return btauth_refusal(*failed, close_early);
 
   request_job& j = *st.job;
-  j.signer = h.value(field::hotkey_f);
+  j.signer = h.value(btauth_field::hotkey_f);
   j.ctx.hotkey = j.signer;  // a claim until btauth_verify passes (ctx.verified says which)
   j.ctx.nonce = st.btauth_claim.nonce_ns;
   // No request carrying this nonce passes the window after this: the store may forget it.
@@ -61,12 +61,12 @@ stage_result btauth_verify(request_state& st, std::string_view body, std::string
   if (const btauth::result failed = btauth::check_signature(
           h, st.btauth_claim, std::string_view(method.data(), method.size()), st.target, body,
           scratch))
-    return refusal(*failed, !st.keep_alive);
+    return btauth_refusal(*failed, !st.keep_alive);
   st.verified = true;
   st.job->ctx.verified = true;
   // The sender's key signed this nonce: from here on, answers name this sender and, as the
   // request id, the X-Bittensor-Nonce exactly as received (PROTOCOL 5.15), refusals included.
-  st.identity.set(st.job->signer, h.value(field::nonce_f));
+  st.identity.set(st.job->signer, h.value(btauth_field::nonce_f));
   return {};
 }
 
