@@ -131,6 +131,31 @@ TEST_CASE("bt_cli: a misspelt or missing subcommand is named with the subcommand
   }
 }
 
+TEST_CASE("bt_cli: an unknown option is answered with the one it was probably meant to be") {
+  const auto message_for = [](std::vector<std::string> args) {
+    CLI::App app{"t", "prog"};
+    int port = 0, timeout = 0, workers = 0;
+    app.add_option("--axon.port", port);
+    app.add_option("--axon.timeout", timeout);
+    app.add_option("--max_workers", workers);
+    return message_of(app, std::move(args));
+  };
+  CHECK(message_for({"--axon.prot", "1"}) ==
+        "unknown option '--axon.prot' for prog; did you mean '--axon.port'?");
+  CHECK(message_for({"--axon.prot=1"}) ==
+        "unknown option '--axon.prot=1' for prog; did you mean '--axon.port'?");
+  CHECK(message_for({"--max-workers", "2"}) ==
+        "unknown option '--max-workers' for prog; did you mean '--max_workers'?");
+  // The only option it begins: a word cut short.
+  CHECK(message_for({"--axon.t", "3"}) ==
+        "unknown option '--axon.t' for prog; did you mean '--axon.timeout'?");
+  // Nothing near: no guess.
+  CHECK(message_for({"--verbose"}) == "unknown option '--verbose' for prog");
+  CHECK(message_for({"--x"}) == "unknown option '--x' for prog");
+  CHECK(bt::cli::detail::edit_distance("axon.prot", "axon.port") == 2);
+  CHECK(bt::cli::detail::edit_distance("", "abc") == 3);
+}
+
 TEST_CASE("bt_cli: parse gives 2 with the message, 0 for --help, nullopt to go on") {
   auto run = [](std::vector<std::string> args, std::string& err,
                 bt::cli::error_style style = bt::cli::error_style::text) {

@@ -53,7 +53,7 @@ case "$TOOL" in
     usage "--axon.port: expected an integer from 0 to 65535, got '70000'" --axon.port 70000
     usage "--axon.header_timeout: expected a number from 0.01 to 3600, got 'soon'" --axon.header_timeout soon
     usage "--axon.idle_buffer_bytes: expected a non-negative integer from 0 to 17179869184, got '-1'" --axon.idle_buffer_bytes -1
-    usage "unknown option '--axon.prot' for bt-axon" --axon.prot 1
+    usage "unknown option '--axon.prot' for bt-axon; did you mean '--axon.port'?" --axon.prot 1
     usage "--axon.ip 'bad host!': not an IP address or a host name; give an IP address such as 127.0.0.1" --axon.ip 'bad host!'
     usage "--axon.ip 'nosuch.invalid': the host name does not resolve" --axon.ip nosuch.invalid
     usage "bt-axon: --axon.external_ip 'miner.example.com': not an IP address; the address published in AxonInfo must be an IP literal such as 203.0.113.7" --uri //Bob --axon.external_ip miner.example.com

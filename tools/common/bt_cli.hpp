@@ -13,7 +13,8 @@
 //   (bt-dendrite, bt-chain).
 // - usage_message() names the problem: for a value that does not convert or validate, the option,
 //   what it expects and what it got ("--count: expected a positive integer, got 'abc'"); for an
-//   unknown or missing subcommand, the word that was given and the subcommands there are.
+//   unknown or missing subcommand, the word that was given and the subcommands there are; for an
+//   unknown option, the option it was probably meant to be ("did you mean '--axon.port'?").
 // - in_range<T>(lo, hi) and positive<T>() are validators whose messages read that way; use them
 //   instead of CLI::Range / CLI::PositiveNumber (whose message for a non-number is "Value abc not
 //   in range 0 to 1.79769e+308").
@@ -22,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -130,6 +132,50 @@ inline std::string command_path(const CLI::App& app) {
   return out;
 }
 
+/// The edit distance (insertions, deletions, substitutions) between `a` and `b`.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The long option of `app` (or of a command above it) that an unknown `given` ("--axon.prot",
+/// "--axon.prot=1") was probably meant to be: the nearest within two edits and less than half
+/// the word, else the only one that begins with it; empty when there is none.
+inline std::string nearest_option(const CLI::App& app, std::string_view given) {
+  given = given.substr(0, given.find('='));
+  const auto start = given.find_first_not_of('-');
+  if (start == std::string_view::npos) return {};
+  const std::string_view word = given.substr(start);
+  std::string nearest, only_prefixed;
+  std::size_t nearest_distance = std::min<std::size_t>(3, (word.size() + 1) / 2), prefixed = 0;
+  for (const CLI::App* a = &app; a; a = a->get_parent()) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const std::string& name : o->get_lnames()) {
+        if (const std::size_t d = edit_distance(word, name); d < nearest_distance) {
+          nearest_distance = d;
+          nearest = name;
+        }
+        if (name.starts_with(word)) {
+          ++prefixed;
+          only_prefixed = name;
+        }
+      }
+    }
+  }
+  if (!nearest.empty()) return "--" + nearest;
+  return prefixed == 1 ? "--" + only_prefixed : std::string();
+}
+
 }  // namespace detail
 
 /// Accepts an integer (or, for floating-point T, a finite number) from lo to hi inclusive.
@@ -230,13 +276,19 @@ inline std::string usage_message(const CLI::App& app, const CLI::ParseError& e) 
   // Words left over: an unknown option, or an argument nothing takes.
   if (extras) {
     const std::vector<std::string> left = app.remaining(true);
-    std::string options, others;
+    std::string options, others, suggestion;
+    std::size_t unknown_options = 0;
     for (const std::string& r : left) {
-      std::string& to = !r.empty() && r[0] == '-' ? options : others;
+      const bool option = !r.empty() && r[0] == '-';
+      std::string& to = option ? options : others;
       to += (to.empty() ? "'" : ", '") + r + "'";
+      if (option && ++unknown_options == 1) suggestion = detail::nearest_option(*cur, r);
     }
     const std::string path = detail::command_path(*cur);
-    if (!options.empty()) return "unknown option " + options + " for " + path;
+    if (!options.empty())
+      return "unknown option " + options + " for " + path +
+             (unknown_options == 1 && !suggestion.empty() ? "; did you mean '" + suggestion + "'?"
+                                                          : std::string());
     if (!others.empty()) return "unexpected argument " + others + " for " + path;
   }
 
