@@ -130,6 +130,36 @@ def test_unbound_node_request(bob):
                  require_receiver=False).hotkey_ss58 == bt.Keypair.from_uri("//Alice").ss58_address
 
 
+def post_signed(axon, headers, body, path="/echo"):
+    """(status, JSON answer) of one POST to a bt-axon; an error status is an answer too."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(f"http://{axon.ip}:{axon.port}{path}", data=body, method="POST",
+                                 headers={**headers, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+@pytest.mark.parametrize("scheme", ["sr25519", "ed25519"])
+def test_python_signs_bt_axon_verifies(bt_axon, scheme):
+    """The C++ axon's btauth/1 route (bt-axon's POST /echo) accepts what http_auth.sign makes,
+    once, and names the verified signer."""
+    key = bt.Keypair.from_uri("//Dave", crypto_type=scheme)
+    h = http_auth.sign(key, method="POST", path="/echo", body=BODY, receiver_ss58=bt_axon.hotkey)
+    status, answer = post_signed(bt_axon, h, BODY)
+    assert status == 200, answer
+    assert answer == {"dummy_input": 21, "signed_by": key.ss58_address}
+    status, answer = post_signed(bt_axon, h, BODY)
+    assert status == 401 and "ReplayedRequest" in answer
+    other = http_auth.sign(key, method="POST", path="/echo", body=BODY,
+                           receiver_ss58=bt.Keypair.from_uri("//Charlie").ss58_address)
+    status, answer = post_signed(bt_axon, other, BODY)
+    assert status == 401 and "WrongReceiver" in answer
+
+
 # --- the call shapes ------------------------------------------------------------------------
 
 def test_sign_accepts_keypair_wallet_and_hotkey_holders(alice, bob, tmp_path):
