@@ -5,10 +5,13 @@
 // operations so that frequency drift hits numerator and denominator alike. Verification is now a
 // variable-time libdecaf double-scalar multiplication; BM_sr25519_verify_new_over_old compares it
 // with the previous constant-time verifier in the same way (goal <= 0.75).
+// BM_sr25519_verify_batch/N: batch verification of N signatures against N single verifies, per
+// signature, with distinct keys and (BM_sr25519_verify_batch_one_key) one key repeated.
 #include <bt/ed25519.hpp>
 #include <bt/keypair.hpp>
 #include <bt/response_signature.hpp>
 #include <bt/sr25519.hpp>
+#include <bt/sr25519_batch.hpp>
 #include <bt/ss58.hpp>
 
 #include <benchmark/benchmark.h>
@@ -18,6 +21,7 @@
 #include <chrono>
 #include <ctime>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -226,6 +230,82 @@ void BM_sr25519_verify_new_over_old(benchmark::State& state) {
   state.counters["new_over_old"] = new_s / old_s;  // goal <= 0.75
 }
 BENCHMARK(BM_sr25519_verify_new_over_old)->Unit(benchmark::kMillisecond);
+
+// --- sr25519 batch verification ---
+
+// 64 request-sized messages (the request message with a distinct tail), each signed by its own
+// key, or all by one key (batches repeat keys: validators are few).
+struct signed_batch {
+  std::vector<bt::sr25519::public_key> keys;
+  std::vector<std::string> messages;
+  std::vector<bt::sr25519::signature> sigs;
+  std::vector<bt::sr25519::batch_item> items;
+
+  explicit signed_batch(bool one_key) {
+    bt::init_crypto();
+    constexpr std::size_t size = 64;
+    keys.resize(size);
+    messages.resize(size);
+    sigs.resize(size);
+    bt::sr25519::secret_key secret;
+    for (std::size_t i = 0; i < size; ++i) {
+      if (i == 0 || !one_key) {
+        std::array<std::uint8_t, 32> seed{};
+        randombytes_buf(seed.data(), seed.size());
+        secret = bt::sr25519::expand_mini_secret(seed);
+      }
+      keys[i] = bt::sr25519::to_public(secret);
+      messages[i] = request_message + "." + std::to_string(i);
+      sigs[i] = bt::sr25519::sign(secret, keys[i], bytes(i));
+    }
+    for (std::size_t i = 0; i < size; ++i) items.push_back({keys[i], bytes(i), sigs[i]});
+  }
+  std::span<const std::uint8_t> bytes(std::size_t i) const {
+    return {reinterpret_cast<const std::uint8_t*>(messages[i].data()), messages[i].size()};
+  }
+};
+
+// verify_batch over the first N items against verify() on each of them, interleaved (thread CPU
+// time), reported per signature. Goal at N = 16: batch_over_single well under 0.5.
+void run_verify_batch(benchmark::State& state, const signed_batch& b) {
+  using clock = thread_cpu_clock;
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::span<const bt::sr25519::batch_item> items(b.items.data(), n);
+  clock::duration t_batch{}, t_single{};
+  for (auto _ : state) {
+    const auto t0 = clock::now();
+    const std::error_code batch_ec = bt::sr25519::verify_batch(items);
+    const auto t1 = clock::now();
+    for (const auto& item : items) {
+      const std::error_code ec = bt::sr25519::verify(item.public_key, item.message, item.signature);
+      if (ec) state.SkipWithError("single verification failed");
+      benchmark::DoNotOptimize(ec);
+    }
+    const auto t2 = clock::now();
+    if (batch_ec) state.SkipWithError("batch verification failed");
+    benchmark::DoNotOptimize(batch_ec);
+    t_batch += t1 - t0;
+    t_single += t2 - t1;
+  }
+  const double batch_s = std::chrono::duration<double>(t_batch).count();
+  const double single_s = std::chrono::duration<double>(t_single).count();
+  const double sigs = static_cast<double>(state.iterations()) * static_cast<double>(n);
+  state.counters["batch_us_per_sig"] = batch_s / sigs * 1e6;
+  state.counters["single_us_per_sig"] = single_s / sigs * 1e6;
+  state.counters["batch_over_single"] = batch_s / single_s;
+}
+
+void BM_sr25519_verify_batch(benchmark::State& state) {
+  static const signed_batch distinct_keys(false);
+  run_verify_batch(state, distinct_keys);
+}
+BENCHMARK(BM_sr25519_verify_batch)->Arg(1)->Arg(4)->Arg(16)->Arg(64);
+
+void BM_sr25519_verify_batch_one_key(benchmark::State& state) {
+  static const signed_batch one_key(true);
+  run_verify_batch(state, one_key);
+}
+BENCHMARK(BM_sr25519_verify_batch_one_key)->Arg(1)->Arg(4)->Arg(16)->Arg(64);
 
 // --- ed25519 ---
 
