@@ -367,6 +367,22 @@ def test_any_object_with_check_and_store(alice, bob):
     assert s.calls == [(alice.ss58_address, int(h["X-Bittensor-Nonce"]))] * 2
 
 
+def test_a_subclass_of_the_memory_store_is_called_through_python(alice, bob):
+    class Counting(http_auth.InMemoryNonceStore):
+        calls = 0
+
+        def check_and_store(self, hotkey, nonce_ns):
+            Counting.calls += 1
+            return super().check_and_store(hotkey, nonce_ns)
+
+    store = Counting(retention=30.0)
+    h = signed(alice, bob)
+    check(h, bob, nonce_store=store)
+    with pytest.raises(http_auth.ReplayedRequest):
+        check(h, bob, nonce_store=store)
+    assert Counting.calls == 2 and len(store) == 1
+
+
 def test_retention_shorter_than_the_window_is_refused(alice, bob):
     h = signed(alice, bob)
     with pytest.raises(ValueError, match="retention"):
