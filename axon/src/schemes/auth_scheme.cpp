@@ -1,6 +1,8 @@
 // The registry of authentication schemes and the choice among a route's (auth_scheme.hpp).
 #include "schemes/auth_scheme.hpp"
 
+#include "state/axon_impl.hpp"  // route: a route's auth sets
+
 #include <array>
 
 namespace bt::detail {
