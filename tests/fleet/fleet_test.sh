@@ -5,7 +5,9 @@
 #  2. the caller's real address reaches the axon: a relay connects to HAProxy from 127.0.0.2, and
 #     the axons' access lines show 127.0.0.2 (HAProxy itself connects from 127.0.0.1);
 #  3. a signed request captured from that exchange and replayed through HAProxy (so it reaches the
-#     next axons) is refused with 401 twice: the axons share Redis (--nonce_store).
+#     next axons) is refused with 401 twice: the axons share Redis (--nonce_store);
+#  4. the same for a btauth/1 request (bt-dendrite btauth to POST /echo): accepted once, its
+#     replays through HAProxy refused 401 ReplayedRequest by the other axons.
 # The fleet is started, and every process stopped, by tests/fleet/fleet_lib.sh.
 #
 # Usage: fleet_test.sh BT_AXON BT_DENDRITE
@@ -57,8 +59,10 @@ grep -h '| Dummy | .* | 127\.0\.0\.2:[0-9]* | 200 |' "$work"/axon*.log >/dev/nul
   fail "no axon logged the caller's address 127.0.0.2 (it saw HAProxy's instead?)"
 echo "ok: the caller's address 127.0.0.2 reached the axon through HAProxy's PROXY v2 header"
 
-# ---- 3. the captured request replayed through HAProxy: round robin takes it to the next axons ----
-statuses=$(python3 - "$public_port" "$tmp/captured" <<'EOF'
+# replay_twice FILE: sends the request bytes in FILE twice through HAProxy, each on a connection
+# of its own from 127.0.0.2 (round robin takes them to the next axons); prints the two statuses.
+replay_twice() {
+  python3 - "$public_port" "$1" <<'EOF'
 import socket, sys
 port, request = int(sys.argv[1]), open(sys.argv[2], "rb").read()
 out = []
@@ -79,7 +83,25 @@ for _ in range(2):
     out.append(parts[1].decode() if len(parts) > 1 else "closed")
 print(" ".join(out))
 EOF
-)
+}
+
+# ---- 3. the captured request replayed through HAProxy: round robin takes it to the next axons ----
+statuses=$(replay_twice "$tmp/captured")
 [[ "$statuses" == "401 401" ]] || fail "replays through HAProxy answered '$statuses', expected '401 401'"
 echo "ok: the captured request replayed through HAProxy to the other axons: 401 401"
+
+# ---- 4. a btauth/1 request (PROTOCOL 14) to POST /echo, captured, then replayed ----
+relay_start "$tmp/captured_btauth" 127.0.0.2
+"$dendrite" btauth --uri //Alice --axon "127.0.0.1:$relay_port:$hotkey" --path /echo \
+  --data '{"fleet": 4}' --timeout 10 >"$tmp/btauth.out" 2>"$tmp/btauth.err" ||
+  { cat "$tmp/btauth.err"; fail "bt-dendrite btauth through the relay exited non-zero"; }
+grep -q '"status":200' "$tmp/btauth.out" || { cat "$tmp/btauth.out"; fail "the btauth/1 call did not succeed"; }
+relay_wait || fail "the relay failed"
+[[ -s "$tmp/captured_btauth" ]] || fail "no btauth/1 request captured"
+statuses=$(replay_twice "$tmp/captured_btauth")
+[[ "$statuses" == "401 401" ]] ||
+  fail "btauth/1 replays through HAProxy answered '$statuses', expected '401 401'"
+[[ $(cat "$work"/axon*.log | grep -c '| /echo | .* | 401 | ReplayedRequest: ') == 2 ]] ||
+  { grep -h '/echo' "$work"/axon*.log; fail "the axons did not log two ReplayedRequest refusals"; }
+echo "ok: a btauth/1 request replayed through HAProxy to the other axons: 401 401 ReplayedRequest"
 echo "PASS"
