@@ -60,6 +60,24 @@ constexpr std::size_t read_room = 4u << 10;
 
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 
+/// What to add to a 421 when an error answer (400 or above) was signed, but not by the hotkey
+/// the call addressed: the axon answered, so its refusal is probably about that very hotkey (a
+/// wrong target hotkey gets the axon's "this axon's hotkey is ..." 401, signed with its own key).
+/// The axon's message is quoted from the JSON body ({"message": ...}) when it has one.
+std::string refusal_by_another_key(const axon_info& target, int status, std::string_view body) {
+  std::string text = "; the axon at ";
+  text += target.ip.find(':') == std::string::npos ? target.ip : "[" + target.ip + "]";
+  text += ":" + std::to_string(target.port) + " answered " + std::to_string(status);
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("message") && j["message"].is_string()) {
+    const auto& message = j["message"].get_ref<const std::string&>();
+    constexpr std::size_t shown = 300;
+    text += " \"" + message.substr(0, shown) + (message.size() > shown ? "...\"" : "\"");
+  }
+  return text + ", signed by another key than " + target.hotkey +
+         ": is the hotkey given for this axon right (bt-dendrite: --axon IP:PORT:HOTKEY)?";
+}
+
 std::size_t read_buffer_max(const dendrite_options& o) {
   const std::size_t h = o.max_response_header_bytes;
   return h > SIZE_MAX - read_buffer_slack ? SIZE_MAX : h + read_buffer_slack;
@@ -419,6 +437,7 @@ bool call_exchange::check_response_signature(const http_response& res,
         response_signature::verify(first->value(), target_.hotkey, {}, {}, status, res.body())
             .empty())
       return false;
+    if (!streamed && status >= 400) why += refusal_by_another_key(target_, status, res.body());
     throw call_failure{dendrite_errc::response_unauthenticated, std::move(why)};
   }
   return true;

@@ -213,7 +213,8 @@ TEST_CASE(
   const auto listed = help_flags(BT_DENDRITE_EXE " query");
   const auto flags = table_flags(bt::dendrite_options::option_table());
   // The documented names of bt-dendrite's flags: the table must keep them.
-  CHECK(flags == std::set<std::string>{"--concurrency", "--external-ip", "--session"});
+  CHECK(flags ==
+        std::set<std::string>{"--concurrency", "--external-ip", "--session", "--verify-responses"});
   INFO("flags missing from --help: " << joined(minus(flags, listed)));
   CHECK(minus(flags, listed).empty());
 }

@@ -210,3 +210,36 @@ TEST_CASE("bt-dendrite query: a miner's non-UTF-8 headers cannot abort the run",
   CHECK(v[1].at("dendrite").at("status_code") == 200);
   CHECK(v[1].at("dummy_output") == 8);
 }
+
+TEST_CASE("bt-dendrite query: a wrong target hotkey is named as the likely cause of the 421",
+          "[dendrite][cli]") {
+  miner m;  // //Bob's axon, addressed with //Charlie's hotkey
+  const std::string charlie = bt::keypair::from_uri("//Charlie").ss58_address();
+  const std::string address = "127.0.0.1:" + std::to_string(m.ax.port());
+  const std::string target = address + ":" + charlie;
+  // The default (if_present): the axon's refusal is signed by //Bob, not //Charlie: 421, and the
+  // message says that the axon answered, what, and that the hotkey is the likely mistake.
+  auto r = run("query --axon " + target + " --uri //Alice --timeout 5");
+  CHECK(r.status == 1);
+  auto v = lines(r.out);
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at("dendrite").at("status_code") == 421);
+  const auto message = v[0].at("dendrite").at("status_message").get<std::string>();
+  INFO(message);
+  CHECK(
+      message.starts_with("Response not authenticated: signature mismatch with the axon's "
+                          "hotkey " +
+                          charlie + "; the axon at " + address + " answered 401 \"Not Verified"));
+  CHECK(message.ends_with("\", signed by another key than " + charlie +
+                          ": is the hotkey given for this axon right (bt-dendrite: --axon "
+                          "IP:PORT:HOTKEY)?"));
+  // --verify-responses off: the axon's own answer, as it came.
+  r = run("query --axon " + target + " --uri //Alice --timeout 5 --verify-responses off");
+  CHECK(r.status == 1);
+  v = lines(r.out);
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at("dendrite").at("status_code") == 401);
+  // A mode it does not know: usage, exit 2, naming the modes.
+  r = run("query --axon " + target + " --uri //Alice --verify-responses maybe");
+  CHECK(r.status == 2);
+}

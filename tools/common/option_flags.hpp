@@ -13,6 +13,7 @@
 //   "expected a positive integer", the same set of values in plainer words.
 // - std::string: as given; std::vector<std::string>: kept as given ("a,b,c"), one element, for
 //   the tool to split and check.
+// - an enum with option_value_names (has_value_names): one of its names ("off", "if_present").
 // Fields of other types (an object such as a logger) get no flag from add_flags_of.
 #pragma once
 
@@ -45,6 +46,13 @@ inline std::string flag_env_name(std::string_view flag) {
   return env;
 }
 
+/// An enum whose values have names: `option_value_names(E{})`, found by argument-dependent
+/// lookup next to the enum, gives (name, value) pairs; its flag takes one of the names.
+template <class E>
+concept has_value_names = std::is_enum_v<E> && requires {
+  option_value_names(E{});
+};
+
 /// The flag of one table field `m` of `o`, registered on `app`; null when the field names none.
 /// `o` must outlive the parse.
 template <class Options, class Field>
@@ -57,6 +65,7 @@ CLI::Option* add_flag_of(CLI::App& app, Options& o, const Field& m) {
   std::string help(m.help);
   V& field = o.*m.ptr;
   CLI::Option* opt = nullptr;
+  [[maybe_unused]] std::string_view opt_default;
   if constexpr (std::is_same_v<V, bool>) {
     if (c.unit == unit::flag) return app.add_flag(name, field, help);
     opt = app.add_option_function<std::string>(
@@ -95,6 +104,21 @@ CLI::Option* add_flag_of(CLI::App& app, Options& o, const Field& m) {
       opt->check(positive<checked>());
     else
       opt->check(in_range(static_cast<checked>(c.min), static_cast<checked>(c.max)));
+  } else if constexpr (has_value_names<V>) {
+    std::vector<std::string> names;
+    for (const auto& [spelled, value] : option_value_names(V{})) {
+      names.emplace_back(spelled);
+      if (value == field) opt_default = spelled;
+    }
+    opt = app.add_option_function<std::string>(
+                 name,
+                 [&field](const std::string& text) {
+                   for (const auto& [spelled, value] : option_value_names(V{}))
+                     if (spelled == text) field = value;
+                 },
+                 help)
+              ->check(CLI::IsMember(names))
+              ->default_str(std::string(opt_default));
   } else {
     static_assert(!sizeof(V), "an option of this type cannot have a flag");
   }
@@ -111,9 +135,9 @@ void add_flags_of(CLI::App& app, Options& o, Each&& each) {
     using V = typename std::decay_t<decltype(m)>::value_type;
     if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bool> ||
                   std::is_arithmetic_v<V> || std::is_same_v<V, std::chrono::milliseconds> ||
-                  std::is_same_v<V, std::vector<std::string>>) {
+                  std::is_same_v<V, std::vector<std::string>> || has_value_names<V>) {
       if (CLI::Option* opt = add_flag_of(app, o, m)) each(m, opt);
-    }  // other types (an object such as a logger, an enum) have no flag
+    }  // other types (an object such as a logger, an enum without names) have no flag
   });
 }
 

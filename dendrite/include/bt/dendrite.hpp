@@ -33,6 +33,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
+#include <array>
 #include <chrono>
 #include <concepts>
 #include <cstddef>
@@ -67,6 +68,15 @@ enum class response_verification {
   if_present,  ///< checked when the header is present; an answer without it is accepted
   required,    ///< an answer without a valid signature fails (response_unauthenticated)
 };
+
+/// The names of response_verification's values, as bt-dendrite query's --verify-responses and
+/// the Python keyword spell them (an enum option's names, found by bt::cli::add_flags_of).
+constexpr std::array<std::pair<std::string_view, response_verification>, 3> option_value_names(
+    response_verification) {
+  return {{{"off", response_verification::off},
+           {"if_present", response_verification::if_present},
+           {"required", response_verification::required}}};
+}
 
 /// Options of a dendrite; pass by value, e.g. `bt::dendrite_options{.max_concurrency = 64}`.
 struct dendrite_options {
@@ -168,8 +178,10 @@ constexpr auto dendrite_options::option_table() {
       option_field{"logger", &o::logger, "where per-call lines and warnings go (an object)"},
       option_field{"insecure_skip_signing", &o::insecure_skip_signing,
                    "benchmarks only: send requests unsigned (loopback axons only)"},
-      option_field{"verify_responses", &o::verify_responses,
-                   "response signatures: off, if_present or required"},
+      option_field{"verify_responses",
+                   &o::verify_responses,
+                   "response signatures: off, if_present or required",
+                   {"verify-responses"}},
       option_field{"session",
                    &o::session,
                    "offer sessions to our own axons (PROTOCOL 13)",
