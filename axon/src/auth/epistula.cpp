@@ -23,26 +23,11 @@ constexpr std::array<std::string_view, epistula_headers::field_count> names{
     epistula::signed_by_header, epistula::signed_for_header, epistula::signature_header,
 };
 
-/// The names folded once, for detail::iequals (which wants its second side in lower case).
-const std::array<std::string, epistula_headers::field_count>& lower_names() {
-  static const auto folded = [] {
-    std::array<std::string, epistula_headers::field_count> a;
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = to_lower(names[i]);
-    return a;
-  }();
-  return folded;
-}
-
-/// A client-supplied value quoted in a message: at most 80 bytes, so that an answer stays small
-/// whatever the header held (the JSON writer replaces invalid UTF-8).
-std::string quote(std::string_view v) {
-  constexpr std::size_t most = 80;
-  std::string out = "\"";
-  out.append(v.substr(0, most));
-  if (v.size() > most) out.append("...");
-  out.push_back('"');
-  return out;
-}
+/// The names in lower case, for header_slots (detail::iequals wants its second side so).
+constexpr std::array<std::string_view, epistula_headers::field_count> lower_names{
+    "epistula-version",   "epistula-timestamp",  "epistula-uuid",
+    "epistula-signed-by", "epistula-signed-for", "epistula-request-signature",
+};
 
 epistula_result malformed(std::string why) {
   return epistula_failure{true, std::move(why)};
@@ -73,13 +58,7 @@ std::string_view epistula_headers::name(field f) noexcept {
 }
 
 void epistula_headers::feed(std::string_view n, std::string_view v) {
-  any_ = true;
-  for (std::size_t i = 0; i < field_count; ++i) {
-    if (!iequals(n, lower_names()[i])) continue;
-    if (count_[i] == 0) value_[i].assign(v);
-    if (count_[i] < 255) ++count_[i];
-    return;
-  }
+  take(lower_names, n, v);
 }
 
 epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_ms,
@@ -94,7 +73,8 @@ epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_
   // Version: the only one this axon speaks.
   if (h.count(f::version) == 0) return missing(f::version);
   if (h.value(f::version) != epistula::version)
-    return malformed(fmt::format("Epistula-Version must be 2, not {}", quote(h.value(f::version))));
+    return malformed(
+        fmt::format("Epistula-Version must be 2, not {}", quote_preview(h.value(f::version))));
 
   // Timestamp: milliseconds since the epoch, plain decimal digits (the text is signed as sent,
   // so one spelling per instant: no sign, point, exponent, spaces or leading zero; PROTOCOL
@@ -106,7 +86,7 @@ epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_
     return malformed(fmt::format(
         "Epistula-Timestamp must be milliseconds since the Unix epoch in decimal digits without "
         "a leading zero, not {}",
-        quote(ts)));
+        quote_preview(ts)));
   std::int64_t t = 0;
   for (const char c : ts) t = t * 10 + (c - '0');  // at most 15 digits: no overflow
   if (t < now_ms - policy.past_ms)
@@ -126,7 +106,7 @@ epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_
   const auto who = ss58::decode(h.value(f::signed_by), ec);
   if (!who)
     return malformed(fmt::format("Epistula-Signed-By {} is not an SS58 address: {}",
-                                 quote(h.value(f::signed_by)), ec.message()));
+                                 quote_preview(h.value(f::signed_by)), ec.message()));
   if (who->format != ss58::default_format)
     return malformed(
         fmt::format("Epistula-Signed-By is of SS58 format {}, not Bittensor's 42", who->format));
@@ -141,8 +121,8 @@ epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_
                       "for its hotkey {}",
                       policy.my_hotkey));
   } else if (target != policy.my_hotkey) {
-    return refused(fmt::format("Epistula-Signed-For is {}; this axon's hotkey is {}", quote(target),
-                               policy.my_hotkey));
+    return refused(fmt::format("Epistula-Signed-For is {}; this axon's hotkey is {}",
+                               quote_preview(target), policy.my_hotkey));
   }
 
   if (h.count(f::uuid) == 0) return missing(f::uuid);
@@ -150,15 +130,16 @@ epistula_result check_epistula_head(const epistula_headers& h, std::int64_t now_
     return malformed(fmt::format(
         "Epistula-Uuid must be a uuid4 in lower-case hex, xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx "
         "(y one of 8, 9, a, b), not {}",
-        quote(h.value(f::uuid))));
+        quote_preview(h.value(f::uuid))));
 
   // The signature's form, before the body is read for it.
   if (h.count(f::signature) == 0) return missing(f::signature);
   const std::string& sig = h.value(f::signature);
   if (sig.size() != 130 || sig[0] != '0' || sig[1] != 'x' ||
       !decode_hex(std::string_view(sig).substr(2), out.signature))
-    return malformed(fmt::format(
-        "Epistula-Request-Signature must be 0x followed by 128 hex digits, not {}", quote(sig)));
+    return malformed(
+        fmt::format("Epistula-Request-Signature must be 0x followed by 128 hex digits, not {}",
+                    quote_preview(sig)));
   return {};
 }
 

@@ -4,6 +4,8 @@
 // replay store's, consulted by the plain-route pipeline (json_pipeline.cpp) after the signature.
 #pragma once
 
+#include <bt/detail/header_slots.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -13,31 +15,19 @@
 
 namespace bt::detail {
 
-/// The Epistula-* fields of one request head. Filled by the request parser; a request that
-/// carries none has any() false.
-class epistula_headers {
+/// The Epistula-* fields of one request head (detail::header_slots: a repeat counted, the first
+/// value kept). Filled by the request parser; a request that carries none has any() false.
+class epistula_headers : public header_slots<6> {
  public:
   enum field : std::uint8_t { version, timestamp, uuid, signed_by, signed_for, signature };
-  static constexpr std::size_t field_count = 6;
 
   /// True when `name` is an Epistula field name ("Epistula-" in any case, then anything).
   static bool is_epistula(std::string_view name) noexcept;
-  /// Takes one field whose name is_epistula(). The six fields of the convention are kept (a
-  /// second occurrence is counted, the first value kept); Epistula-Secret-Signature-0/1/2 and
-  /// any other Epistula-* name are ignored.
+  /// Takes one field whose name is_epistula(). The six fields of the convention get slots;
+  /// Epistula-Secret-Signature-0/1/2 and any other Epistula-* name are ignored.
   void feed(std::string_view name, std::string_view value);
-
-  bool any() const noexcept { return any_; }
-  /// How often the field occurred (saturates at 255).
-  unsigned count(field f) const noexcept { return count_[f]; }
-  const std::string& value(field f) const noexcept { return value_[f]; }
   /// The field's name as the convention spells it ("Epistula-Uuid").
   static std::string_view name(field f) noexcept;
-
- private:
-  std::array<std::string, field_count> value_{};
-  std::array<std::uint8_t, field_count> count_{};
-  bool any_ = false;
 };
 
 /// The axon's Epistula policy (from axon_options).

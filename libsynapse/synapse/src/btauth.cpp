@@ -24,17 +24,6 @@ constexpr std::array<std::string_view, header_fields::field_count> lower_names{
     "x-bittensor-version",   "x-bittensor-hotkey", "x-bittensor-nonce",
     "x-bittensor-signature", "x-bittensor-crypto", "x-bittensor-receiver"};
 
-/// A peer's value quoted in a message: at most 80 bytes, so an answer stays small whatever the
-/// header held (the JSON writer replaces invalid UTF-8).
-std::string quote(std::string_view v) {
-  constexpr std::size_t most = 80;
-  std::string out = "\"";
-  out.append(v.substr(0, most));
-  if (v.size() > most) out.append("...");
-  out.push_back('"');
-  return out;
-}
-
 /// A refusal whose message is the class name, ": ", then the pieces.
 template <class... Pieces>
 result refuse(failure kind, const Pieces&... pieces) {
@@ -150,19 +139,7 @@ std::string_view header_fields::name(field f) noexcept {
 }
 
 void header_fields::feed(std::string_view n, std::string_view v) {
-  any_ = true;
-  for (std::size_t i = 0; i < field_count; ++i) {
-    if (!detail::iequals(n, lower_names[i])) continue;
-    if (count_[i] == 0) value_[i].assign(v);
-    if (count_[i] < 255) ++count_[i];
-    return;
-  }
-}
-
-void header_fields::clear() noexcept {
-  for (auto& v : value_) v.clear();
-  count_.fill(0);
-  any_ = false;
+  take(lower_names, n, v);
 }
 
 result check_head(const header_fields& h, std::int64_t now_ns, const policy& p, claim& out) {
@@ -176,14 +153,15 @@ result check_head(const header_fields& h, std::int64_t now_ns, const policy& p, 
 
   if (h.count(f::version_f) == 0) return missing(f::version_f);
   if (h.value(f::version_f) != version)
-    return refuse(malformed, "X-Bittensor-Version must be 1, not ", quote(h.value(f::version_f)));
+    return refuse(malformed, "X-Bittensor-Version must be 1, not ",
+                  detail::quote_preview(h.value(f::version_f)));
 
   // The sender: a Bittensor (format 42) address, whose key verifies the signature.
   if (h.count(f::hotkey_f) == 0 || h.value(f::hotkey_f).empty()) return missing(f::hotkey_f);
   std::error_code ec;
   const auto who = ss58::decode(h.value(f::hotkey_f), ec);
   if (!who)
-    return refuse(malformed, "X-Bittensor-Hotkey ", quote(h.value(f::hotkey_f)),
+    return refuse(malformed, "X-Bittensor-Hotkey ", detail::quote_preview(h.value(f::hotkey_f)),
                   " is not an SS58 address: ", ec.message());
   if (who->format != ss58::default_format)
     return refuse(malformed, "X-Bittensor-Hotkey is of SS58 format ", std::to_string(who->format),
@@ -196,7 +174,7 @@ result check_head(const header_fields& h, std::int64_t now_ns, const policy& p, 
     return refuse(malformed,
                   "X-Bittensor-Nonce must be nanoseconds since the Unix epoch in decimal digits "
                   "without a sign or a leading zero, not ",
-                  quote(h.value(f::nonce_f)));
+                  detail::quote_preview(h.value(f::nonce_f)));
   out.nonce_ns = *nonce;
 
   out.scheme = crypto_type::sr25519;
@@ -204,7 +182,7 @@ result check_head(const header_fields& h, std::int64_t now_ns, const policy& p, 
     const auto scheme = parse_scheme(h.value(f::crypto_f));
     if (!scheme)
       return refuse(malformed, "X-Bittensor-Crypto must be sr25519 or ed25519, not ",
-                    quote(h.value(f::crypto_f)));
+                    detail::quote_preview(h.value(f::crypto_f)));
     out.scheme = *scheme;
   }
 
@@ -213,7 +191,7 @@ result check_head(const header_fields& h, std::int64_t now_ns, const policy& p, 
   if (sig.starts_with("0x") || sig.starts_with("0X")) sig.remove_prefix(2);
   if (sig.size() != 2 * out.signature.size() || !decode_hex(sig, out.signature))
     return refuse(malformed, "X-Bittensor-Signature must be 0x followed by 128 hex digits, not ",
-                  quote(h.value(f::signature_f)));
+                  detail::quote_preview(h.value(f::signature_f)));
 
   // The receiver: this verifier, so that a request signed for another is useless here.
   if (h.count(f::receiver_f) == 0) {
@@ -224,7 +202,8 @@ result check_head(const header_fields& h, std::int64_t now_ns, const policy& p, 
                     p.self_hotkey);
   } else if (h.value(f::receiver_f) != p.self_hotkey) {
     return refuse(failure::wrong_receiver, "X-Bittensor-Receiver is ",
-                  quote(h.value(f::receiver_f)), "; this server's hotkey is ", p.self_hotkey);
+                  detail::quote_preview(h.value(f::receiver_f)), "; this server's hotkey is ",
+                  p.self_hotkey);
   }
 
   // Freshness, in the nonce's own unit: a millisecond nonce reads as 1970 and is refused here.
@@ -252,7 +231,8 @@ result check_signature(const header_fields& h, const claim& c, std::string_view 
   if (const std::error_code ec = verify_signature(c.scheme, c.public_key, payload, c.signature))
     return refuse(failure::bad_signature, "X-Bittensor-Signature does not verify as ",
                   scheme_name(c.scheme), " for X-Bittensor-Hotkey ", h.value(f::hotkey_f),
-                  " over the payload of ", method, " ", quote(target), " (", ec.message(), ")");
+                  " over the payload of ", method, " ", detail::quote_preview(target), " (",
+                  ec.message(), ")");
   return {};
 }
 

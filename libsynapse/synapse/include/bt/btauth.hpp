@@ -15,9 +15,9 @@
 // the signature verified.
 #pragma once
 
+#include <bt/detail/header_slots.hpp>
 #include <bt/keypair.hpp>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -85,30 +85,19 @@ struct refusal {
 };
 using result = std::optional<refusal>;
 
-/// The X-Bittensor-* fields of one request head, as received. A request that carries none has
-/// any() false.
-class header_fields {
+/// The X-Bittensor-* fields of one request head, as received (detail::header_slots: a repeat
+/// counted, the first value kept). A request that carries none has any() false.
+class header_fields : public detail::header_slots<6> {
  public:
   enum field : std::uint8_t { version_f, hotkey_f, nonce_f, signature_f, crypto_f, receiver_f };
-  static constexpr std::size_t field_count = 6;
 
   /// True when `name` starts with "X-Bittensor-" in any case.
   static bool is_btauth(std::string_view name) noexcept;
-  /// Takes one field whose name is_btauth(): the six fields above are kept (a repeat is counted,
-  /// the first value kept); any other X-Bittensor-* name is ignored.
+  /// Takes one field whose name is_btauth(): the six fields above get slots; any other
+  /// X-Bittensor-* name is ignored.
   void feed(std::string_view name, std::string_view value);
-  void clear() noexcept;
-
-  bool any() const noexcept { return any_; }
-  unsigned count(field f) const noexcept { return count_[f]; }
-  const std::string& value(field f) const noexcept { return value_[f]; }
   /// The field's name as the SDK spells it ("X-Bittensor-Nonce").
   static std::string_view name(field f) noexcept;
-
- private:
-  std::array<std::string, field_count> value_{};
-  std::array<std::uint8_t, field_count> count_{};
-  bool any_ = false;
 };
 
 /// A verifier's policy. The defaults are the SDK's.

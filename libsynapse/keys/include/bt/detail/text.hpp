@@ -1,6 +1,6 @@
 // Small text helpers written once and shared by libsynapse, the axon and the dendrite: integer
-// formatting, ASCII case folding, HTTP whitespace trimming and hex digits. Internal (namespace
-// bt::detail): no stability promise to users.
+// formatting, ASCII case folding, HTTP whitespace trimming, hex digits and quoting a peer's value.
+// Internal (namespace bt::detail): no stability promise to users.
 #pragma once
 
 #include <charconv>
@@ -71,6 +71,17 @@ inline constexpr int hex_value(char c) noexcept {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+/// A peer's value quoted for a message: its first `most` bytes between double quotes, "..." after
+/// a cut, so that an answer stays small whatever a header held (the JSON writer replaces invalid
+/// UTF-8).
+inline std::string quote_preview(std::string_view value, std::size_t most = 80) {
+  std::string out = "\"";
+  out.append(value.substr(0, most));
+  if (value.size() > most) out.append("...");
+  out.push_back('"');
+  return out;
 }
 
 /// True when `text` is only lower-case hex digits (the canonical form of digests and uuids).
