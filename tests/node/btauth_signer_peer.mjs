@@ -14,12 +14,10 @@
 //
 // Usage: node btauth_signer_peer.mjs <bt-axon> [<redis-server>]
 // Exit status 0 when every check passed; 1 otherwise (each failure printed on stderr).
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 
 import { devKey, nowNs, signRequest } from './btauth.mjs';
-import { check, crypto, finish, startAxon as startBtAxon, stopAxon } from './peer_support.mjs';
+import { check, crypto, finish, startAxon as startBtAxon, startRedis as startRedisServer, stopAxon } from './peer_support.mjs';
 
 const axonBinary = process.argv[2];
 const redisBinary = process.argv[3];
@@ -73,32 +71,10 @@ async function startAxon(args) {
   return child;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function startRedis() {
-  const port = await freePort();
-  const child = spawn(redisBinary, ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  for (let i = 0; i < 100; i += 1) {
-    const up = await new Promise((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => { c.end(); resolve(true); });
-      c.on('error', () => resolve(false));
-    });
-    if (up) return { child, port };
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`redis-server did not listen on ${port}`);
+  const redis = await startRedisServer(redisBinary);
+  children.push(redis.child);
+  return redis;
 }
 
 // ---- the checks ----

@@ -14,16 +14,14 @@
 //
 // Usage: node epistula_signer_peer.mjs <bt-axon> [<redis-server>]
 // Exit status 0 when every check passed; 1 otherwise (each failure printed on stderr).
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import {
-  check, crypto, finish, fromUri, ss58, startAxon as startBtAxon, stopAxon, util,
+  check, crypto, finish, fromUri, ss58, startAxon as startBtAxon, startRedis as startRedisServer, stopAxon, util,
 } from './peer_support.mjs';
 
 const { u8aToHex, stringToU8a } = util;
@@ -93,32 +91,10 @@ async function startAxon(args) {
   return child;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function startRedis() {
-  const port = await freePort();
-  const child = spawn(redisBinary, ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  for (let i = 0; i < 100; i += 1) {
-    const up = await new Promise((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => { c.end(); resolve(true); });
-      c.on('error', () => resolve(false));
-    });
-    if (up) return { child, port };
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`redis-server did not listen on ${port}`);
+  const redis = await startRedisServer(redisBinary);
+  children.push(redis.child);
+  return redis;
 }
 
 // ---- the checks ----

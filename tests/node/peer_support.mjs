@@ -1,8 +1,10 @@
 // What the Node peers that play a Python client share: the @polkadot packages, the check
 // counter, the dev keys, Python's json.dumps for a synapse's values, the parts of a request
-// every synapse has, and a bt-axon child started on port 0. Each peer keeps its own protocol
-// logic (what it sends and how it judges the answer); only this scaffolding is written once.
+// every synapse has, a bt-axon child started on port 0, and a throwaway redis-server. Each peer
+// keeps its own protocol logic (what it sends and how it judges the answer); only this
+// scaffolding is written once.
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -131,4 +133,38 @@ export async function stopAxon(child) {
   const { code, signal } = await Promise.race([child.exited,
     new Promise((resolve) => setTimeout(() => resolve({ code: 'timeout' }), 20_000).unref())]);
   check(code === 0 && signal === null, `bt-axon exits with status 0 on SIGTERM (got ${code}/${signal})`);
+}
+
+/** A TCP port free on 127.0.0.1 right now (the OS's choice). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a throwaway redis-server (no persistence) on a free loopback port and waits up to 5 s
+ * until it accepts connections. Returns {child, port}; `child.exited` is a promise of
+ * {code, signal}. The caller stops it (SIGTERM).
+ */
+export async function startRedis(binary) {
+  const port = await freePort();
+  const child = spawn(binary, ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  for (let i = 0; i < 100; i += 1) {
+    const up = await new Promise((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => { c.end(); resolve(true); });
+      c.on('error', () => resolve(false));
+    });
+    if (up) return { child, port };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`redis-server did not listen on ${port}`);
 }
