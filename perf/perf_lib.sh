@@ -70,3 +70,17 @@ perf_start_redis() {
   echo "$perf_name: redis-server did not start (log: $work/redis.log)" >&2
   exit 1
 }
+
+# perf_axon_ready NAME: "PORT HOTKEY" from the ready line (its AxonInfo JSON) of the bt-axon
+# started with its stdout in $work/NAME.out and its stderr in $work/NAME.err; waits up to 20 s,
+# then exits 1 with that stderr.
+perf_axon_ready() {
+  local name=$1 info=
+  for _ in $(seq 1 200); do
+    info=$(grep -m 1 '"port"' "$work/$name.out" 2>/dev/null || true)
+    [[ -n $info ]] && break
+    sleep 0.1
+  done
+  [[ -n $info ]] || { echo "$perf_name: bt-axon ($name) did not start" >&2; cat "$work/$name.err" >&2; exit 1; }
+  python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(j["port"], j["hotkey"])' "$info"
+}

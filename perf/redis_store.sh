@@ -41,15 +41,11 @@ start_axon() {  # name, binary, extra flags...; sets <name>_port, <name>_hotkey,
   "$bin" --uri //Bob --axon.ip 127.0.0.1 --axon.port 0 --admin.listen "127.0.0.1:$admin" "$@" \
     >"$work/$name.out" 2>"$work/$name.err" </dev/null &
   pids+=($!)
-  local info=
-  for _ in $(seq 1 200); do
-    info=$(grep -m 1 '"port"' "$work/$name.out" 2>/dev/null || true)
-    [[ -n $info ]] && break
-    sleep 0.1
-  done
-  [[ -n $info ]] || { echo "redis_store: bt-axon ($name) did not start" >&2; cat "$work/$name.err" >&2; exit 1; }
-  printf -v "${name}_port" '%s' "$(sed -E 's/.*"port": *([0-9]+).*/\1/' <<<"$info")"
-  printf -v "${name}_hotkey" '%s' "$(sed -E 's/.*"hotkey": *"([^"]*)".*/\1/' <<<"$info")"
+  local port key
+  read -r port key < <(perf_axon_ready "$name")
+  [[ -n $port ]] || exit 1
+  printf -v "${name}_port" '%s' "$port"
+  printf -v "${name}_hotkey" '%s' "$key"
   printf -v "${name}_admin" '%s' "$admin"
 }
 start_axon mem "$axon" --nonce_store memory
@@ -61,7 +57,7 @@ if [[ -n $other ]]; then
 fi
 
 # The store's Lua script, byte for byte (its SHA is the one the store runs with EVALSHA).
-python3 - "$root/redis_store/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
+python3 - "$root/redis_store/src/redis_store_impl.hpp" "$work/script.lua" <<'PY'
 import sys
 src = open(sys.argv[1]).read()
 start = src.index('R"lua(') + len('R"lua(')

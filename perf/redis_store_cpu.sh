@@ -47,19 +47,15 @@ start_axon() {  # name, flags...; sets <name>_pid and <name>_target
     >"$work/$name.out" 2>"$work/$name.err" </dev/null &
   pids+=($!)
   printf -v "${name}_pid" '%s' "$!"
-  local info=
-  for _ in $(seq 1 200); do
-    info=$(grep -m 1 '"port"' "$work/$name.out" 2>/dev/null || true)
-    [[ -n $info ]] && break
-    sleep 0.1
-  done
-  [[ -n $info ]] || { echo "redis_store_cpu: bt-axon ($name) did not start" >&2; cat "$work/$name.err" >&2; exit 1; }
-  printf -v "${name}_target" '%s' "127.0.0.1:$(sed -E 's/.*"port": *([0-9]+).*/\1/' <<<"$info"):$(sed -E 's/.*"hotkey": *"([^"]*)".*/\1/' <<<"$info")"
+  local port key
+  read -r port key < <(perf_axon_ready "$name")
+  [[ -n $port ]] || exit 1
+  printf -v "${name}_target" '%s' "127.0.0.1:$port:$key"
 }
 start_axon mem --nonce_store memory
 start_axon red --nonce_store "redis://127.0.0.1:$redis_port/0"
 
-python3 - "$root/redis_store/src/redis_nonce_store.cpp" "$work/script.lua" <<'PY'
+python3 - "$root/redis_store/src/redis_store_impl.hpp" "$work/script.lua" <<'PY'
 import sys
 src = open(sys.argv[1]).read()
 start = src.index('R"lua(') + len('R"lua(')
