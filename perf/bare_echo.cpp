@@ -87,7 +87,9 @@ bare_echo_result run_bare_echo(const http_exchange& ex, std::size_t count, std::
 
     beast::flat_buffer buffer;
     result.rtt_us.reserve(count);
+    cpu_times cpu_start;
     for (std::size_t i = 0; i < warmup + count; ++i) {
+      if (i == warmup) cpu_start = self_cpu_times();
       const auto t0 = std::chrono::steady_clock::now();
       http::write(socket, req);
       http::response_parser<http::string_body> res;
@@ -97,6 +99,7 @@ bare_echo_result run_bare_echo(const http_exchange& ex, std::size_t count, std::
       if (i >= warmup)
         result.rtt_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
+    result.cpu = self_cpu_times() - cpu_start;
     socket.shutdown(tcp::socket::shutdown_both);
     socket.close();
   } catch (...) {

@@ -3,6 +3,8 @@
 // codec, no signature, no routing. bt-ping --baseline compares the framework against it.
 #pragma once
 
+#include "proc.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +28,9 @@ struct bare_echo_result {
   std::vector<double> rtt_us;      ///< one per measured round trip
   std::size_t request_bytes = 0;   ///< serialized request: start line, headers, body
   std::size_t response_bytes = 0;  ///< serialized response
+  /// CPU time of this process over the timed round trips: both ends (the server thread and the
+  /// client), as the in-process axon and dendrite share bt-ping's process.
+  cpu_times cpu;
 };
 
 /// Runs a Beast coroutine server on 127.0.0.1 (port 0, one I/O thread of its own) that answers

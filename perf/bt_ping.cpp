@@ -7,7 +7,8 @@
 //
 // against an axon in this process (default), a bt-axon spawned as a separate process
 // (--cross-process) or a running one (--target IP:PORT:HOTKEY); plus the floor of the same run
-// (--baseline), throughput (--concurrency), payloads (--payload), sessions (--session), plain
+// (--baseline, alternated with the pings in rounds with --rounds), CPU per request (both ends
+// where visible), throughput (--concurrency), payloads (--payload), sessions (--session), plain
 // JSON requests to /echo signed with Epistula (--epistula) or btauth/1 (--btauth),
 // framework overhead without crypto (--no-crypto), the axon's CPU per request (--axon-cpu) and its
 // memory (--memory).
@@ -85,22 +86,28 @@ int run(const ping_config& cfg) {
 
   if (cfg.axon_cpu_seconds > 0) return run_cpu_mode(cfg, callers, target, key, child->pid(), opt);
 
-  const ping_run result = drive_any(cfg, callers, target, opt);
+  const pid_t axon_pid = child ? child->pid() : 0;
+  std::optional<measured_with_floor> alternated;
+  if (cfg.baseline && cfg.rounds > 1)
+    alternated = measure_alternated(cfg, callers, target, key, opt, axon_pid);
+  const ping_run result =
+      alternated ? alternated->run : drive_measured(cfg, callers, target, opt, axon_pid);
   const summary s = summarize(result.latency_us);
   print_summary(std::cout, result, s);
 
   std::optional<baseline_figures> base;
-  if (cfg.baseline && s.count == 0) {
+  const summary& ratio_ping = alternated ? alternated->ping : s;
+  if (cfg.baseline && ratio_ping.count == 0) {
     std::cerr << "bt-ping: --baseline: no call succeeded, so there is no ratio to give\n";
   } else if (cfg.baseline) {
-    base = measure_baseline(cfg, key, target);
-    print_baseline(std::cout, s, *base);
+    base = alternated ? alternated->floor : measure_baseline(cfg, key, target);
+    print_baseline(std::cout, ratio_ping, *base, result);
   }
   if (!cfg.json_file.empty()) {
     bt::json extra = bt::json::object();
     extra["mode"] = mode_name(cfg);
     extra["payload_bytes"] = cfg.payload;
-    std::ofstream(cfg.json_file) << to_json(result, s, base ? &*base : nullptr, extra)
+    std::ofstream(cfg.json_file) << to_json(result, s, base ? &*base : nullptr, extra, &ratio_ping)
                                         .dump(2, ' ', false, bt::json::error_handler_t::replace)
                                  << "\n";
   }
@@ -160,6 +167,11 @@ int main(int argc, char** argv) {
                "the bare round trip of a session-shaped exchange");
   app.add_flag("--baseline", cfg.baseline,
                "Also measure the floor: bare Beast round trip, sign, verify");
+  app.add_option("--rounds", cfg.rounds,
+                 "With --baseline: split --count into this many ping rounds alternated with as "
+                 "many floor rounds (floor first); the ratio is best ping round / best floor round "
+                 "(default 1: all pings, then the floor)")
+      ->check(bt::cli::positive<std::size_t>());
   app.add_option("--json", cfg.json_file, "Write the figures as JSON to this file");
   app.add_option("--histogram", cfg.histogram_file, "Write a latency histogram (SVG) to this file");
   app.add_flag("--verbose", cfg.verbose, "One line per query");
@@ -222,6 +234,11 @@ int main(int argc, char** argv) {
   if (plain_pings(cfg) && (cfg.baseline || cfg.session || cfg.no_crypto)) {
     std::cerr << "bt-ping: --epistula and --btauth measure calls as they are signed and checked; "
                  "--baseline, --session and --no-crypto apply to the Synapse ping only\n";
+    return 2;
+  }
+  if (cfg.rounds > 1 && (!cfg.baseline || cfg.count < cfg.rounds)) {
+    std::cerr << "bt-ping: --rounds alternates ping and floor rounds: it needs --baseline and a "
+                 "--count of at least one call per round\n";
     return 2;
   }
   if (cfg.no_crypto && cfg.session) {

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -178,8 +179,26 @@ ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info&
   return drive(callers, target, synapse{}, opt);
 }
 
-baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
-                                  const axon_info& target) {
+ping_run drive_measured(const ping_config& cfg, caller_set& callers, const axon_info& target,
+                        const drive_options& opt, pid_t axon_pid) {
+  const auto axon_cpu = [&] {
+    return axon_pid > 0 ? process_cpu_times(axon_pid).value_or(cpu_times{}) : cpu_times{};
+  };
+  const cpu_times self0 = self_cpu_times(), axon0 = axon_cpu();
+  ping_run run = drive_any(cfg, callers, target, opt);
+  const cpu_times self1 = self_cpu_times(), axon1 = axon_cpu();
+  run.cpu = (self1 - self0) + (axon1 - axon0);
+  run.cpu_both_ends = cfg.target.empty();
+  run.cpu_scope = axon_pid > 0         ? "bt-ping (dendrite) + the spawned bt-axon"
+                  : cfg.target.empty() ? "axon and dendrite, this process"
+                                       : "dendrite only, this process";
+  return run;
+}
+
+namespace {
+
+/// The exchange the floor replays: the sizes and header counts of this configuration's ping.
+http_exchange floor_exchange(const ping_config& cfg, const keypair& key, const axon_info& target) {
   http_exchange ex;
   if (cfg.payload > 0) {
     payload_synapse p;
@@ -192,16 +211,74 @@ baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
                               !cfg.no_crypto && !cfg.session);
   }
   if (cfg.session) make_session_shaped(ex);
-  baseline_figures b;
-  const auto bare = run_bare_echo(ex, std::clamp<std::size_t>(cfg.count, 200, 20'000));
+  return ex;
+}
+
+/// The bare round trip's figures of one floor round into `b`.
+void set_bare(baseline_figures& b, const bare_echo_result& bare) {
   b.bare = summarize(bare.rtt_us);
   b.request_bytes = bare.request_bytes;
   b.response_bytes = bare.response_bytes;
+  const double n = static_cast<double>(std::max<std::size_t>(1, bare.rtt_us.size()));
+  b.bare_cpu_us = {.user = bare.cpu.user * 1e6 / n, .sys = bare.cpu.sys * 1e6 / n};
+}
+
+}  // namespace
+
+baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
+                                  const axon_info& target) {
+  baseline_figures b;
+  set_bare(b, run_bare_echo(floor_exchange(cfg, key, target),
+                            std::clamp<std::size_t>(cfg.count, 200, 20'000)));
   b.crypto = measure_crypto(key, 2000);
   b.signed_ping = !cfg.no_crypto;
   b.session = cfg.session;
   b.payload_bytes = cfg.payload;
   return b;
+}
+
+measured_with_floor measure_alternated(const ping_config& cfg, caller_set& callers,
+                                       const axon_info& target, const keypair& key,
+                                       const drive_options& opt, pid_t axon_pid) {
+  const std::size_t rounds = std::max<std::size_t>(1, cfg.rounds);
+  const std::size_t per_round = std::max<std::size_t>(1, opt.count / rounds);
+  const http_exchange ex = floor_exchange(cfg, key, target);
+  drive_options round_opt = opt;
+  round_opt.count = per_round;
+  round_opt.progress = false;
+
+  measured_with_floor m;
+  m.run.concurrency = opt.concurrency;
+  cpu_times bare_cpu;
+  std::size_t bare_trips = 0;
+  std::optional<bare_echo_result> best_bare;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    // The floor first, then the ping, so that neither always runs on a machine the other warmed.
+    bare_echo_result bare = run_bare_echo(ex, per_round);
+    const summary floor_round = summarize(bare.rtt_us);
+    m.floor.rounds.floor_means.push_back(floor_round.mean);
+    bare_cpu = bare_cpu + bare.cpu;
+    bare_trips += bare.rtt_us.size();
+    if (!best_bare || floor_round.mean < summarize(best_bare->rtt_us).mean)
+      best_bare = std::move(bare);
+
+    const ping_run ping = drive_measured(cfg, callers, target, round_opt, axon_pid);
+    const summary ping_round = summarize(ping.latency_us);
+    m.floor.rounds.ping_means.push_back(ping_round.mean);
+    if (ping_round.count > 0 && (m.ping.count == 0 || ping_round.mean < m.ping.mean))
+      m.ping = ping_round;
+    m.run.merge(ping);
+  }
+  m.floor.rounds.calls_per_round = per_round;
+  set_bare(m.floor, *best_bare);
+  // CPU per round trip over every floor round, as the pings' CPU is over every ping round.
+  const double n = static_cast<double>(std::max<std::size_t>(1, bare_trips));
+  m.floor.bare_cpu_us = {.user = bare_cpu.user * 1e6 / n, .sys = bare_cpu.sys * 1e6 / n};
+  m.floor.crypto = measure_crypto(key, 2000);
+  m.floor.signed_ping = !cfg.no_crypto;
+  m.floor.session = cfg.session;
+  m.floor.payload_bytes = cfg.payload;
+  return m;
 }
 
 int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target,

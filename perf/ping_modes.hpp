@@ -54,6 +54,9 @@ struct ping_config {
   std::size_t connections = 10'000;
   std::size_t axon_threads = 2;
   unsigned dendrite_threads = 1;
+  /// --rounds N (with --baseline): the calls split into N ping rounds alternated with N floor
+  /// rounds of as many bare round trips (floor first); the ratio compares the best of each.
+  std::size_t rounds = 1;
 };
 
 /// Whether the axon signs its answers (PROTOCOL 5.15) and the dendrite checks them: not with
@@ -87,9 +90,28 @@ dendrite_options dendrite_options_for(const ping_config& cfg);
 ping_run drive_any(const ping_config& cfg, caller_set& callers, const axon_info& target,
                    const drive_options& opt);
 
+/// drive_any() with the CPU time of its calls: this process's (the in-process axon and the
+/// dendrite) plus, when `axon_pid` > 0, the spawned bt-axon's (/proc); for a --target axon the
+/// dendrite's alone (ping_run::cpu_both_ends false).
+ping_run drive_measured(const ping_config& cfg, caller_set& callers, const axon_info& target,
+                        const drive_options& opt, pid_t axon_pid);
+
 /// The floor of one ping of this configuration, measured now in this process.
 baseline_figures measure_baseline(const ping_config& cfg, const keypair& key,
                                   const axon_info& target);
+
+/// A measured run with its floor (--baseline): `run` is every ping call, `ping` the summary the
+/// ratio uses.
+struct measured_with_floor {
+  ping_run run;
+  summary ping;
+  baseline_figures floor;
+};
+/// --rounds N: floor round, ping round, floor round, ... (N of each, opt.count / N calls each);
+/// the floor figures are the best floor round's, `ping` the best ping round's.
+measured_with_floor measure_alternated(const ping_config& cfg, caller_set& callers,
+                                       const axon_info& target, const keypair& key,
+                                       const drive_options& opt, pid_t axon_pid);
 
 /// --axon-cpu: drives the spawned axon `axon_pid` and prints its CPU time per request.
 int run_cpu_mode(const ping_config& cfg, caller_set& callers, const axon_info& target,

@@ -52,6 +52,12 @@ if(BT_BUILD_PERF AND TARGET bt::axon AND TARGET bt::dendrite)
                    $<TARGET_FILE:bt-ping>)
   set_tests_properties("perf: bt-ping ratio verdict" PROPERTIES TIMEOUT 120)
   if(BT_BUILD_TOOLS)
+    # CPU per request (in process and with a spawned bt-axon), its ratio to the bare round
+    # trip's, and --rounds: best ping round over best floor round, the rounds in the verdict.
+    add_test(NAME "perf: bt-ping cpu and rounds"
+             COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_cpu_rounds_test.sh
+                     $<TARGET_FILE:bt-ping>)
+    set_tests_properties("perf: bt-ping cpu and rounds" PROPERTIES TIMEOUT 240)
     # --memory: 1,200 one-hotkey callers (above the per-hotkey replay quota), all answered.
     add_test(NAME "perf: bt-ping memory mode"
              COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/ping_memory_test.sh

@@ -192,6 +192,15 @@ std::optional<cpu_times> process_cpu_times(pid_t pid) {
   return cpu_times{static_cast<double>(utime) / ticks, static_cast<double>(stime) / ticks};
 }
 
+cpu_times self_cpu_times() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return {.user = seconds(u.ru_utime), .sys = seconds(u.ru_stime)};
+}
+
 std::optional<double> process_cpu_seconds(pid_t pid) {
   const auto t = process_cpu_times(pid);
   if (!t) return std::nullopt;

@@ -67,6 +67,18 @@ struct cpu_times {
 /// The same, split into user and system time.
 std::optional<cpu_times> process_cpu_times(pid_t pid);
 
+/// user+sys CPU seconds consumed so far by every thread of this process (getrusage: the total
+/// is the scheduler's exact runtime, not rounded to clock ticks as /proc/<pid>/stat is).
+cpu_times self_cpu_times();
+
+/// The CPU time spent between two readings.
+inline cpu_times operator-(const cpu_times& later, const cpu_times& earlier) {
+  return {.user = later.user - earlier.user, .sys = later.sys - earlier.sys};
+}
+inline cpu_times operator+(const cpu_times& a, const cpu_times& b) {
+  return {.user = a.user + b.user, .sys = a.sys + b.sys};
+}
+
 /// Resident set size in bytes (VmRSS of /proc/<pid>/status); nullopt if unreadable.
 std::optional<std::uint64_t> process_rss_bytes(pid_t pid);
 
