@@ -10,11 +10,11 @@ if(TARGET bt-wallet)
   set_tests_properties("tools: bt-wallet wallets" PROPERTIES TIMEOUT 240)
 endif()
 
-# bt-axon with a wallet: the missing hotkey's message, the warning for an exposed hotkey file,
-# the coldkey in AxonInfo (tests/tools/axon_wallet_test.sh).
+# bt-axon's start-up messages: the missing hotkey's, the warning for an exposed hotkey file, the
+# coldkey in AxonInfo, a port in use, IPv6 in brackets (tests/tools/axon_startup_test.sh).
 if(TARGET bt-wallet AND TARGET bt-axon)
-  add_test(NAME "tools: bt-axon wallet messages"
-           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/axon_wallet_test.sh
+  add_test(NAME "tools: bt-axon start-up messages"
+           COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/tools/axon_startup_test.sh
                    $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-wallet>)
-  set_tests_properties("tools: bt-axon wallet messages" PROPERTIES TIMEOUT 120)
+  set_tests_properties("tools: bt-axon start-up messages" PROPERTIES TIMEOUT 120)
 endif()

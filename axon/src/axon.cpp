@@ -373,8 +373,11 @@ void axon::start(std::error_code& ec) {
     s.threads.emplace_back([&s, &ioc = *s.iocs[i]] { run_io_thread(s, ioc); });
   for (auto& t : s.threads) s.thread_ids.push_back(t.get_id());
   s.running = true;
-  s.log->info("axon: listening on {}:{} as {} ({} I/O threads, {} workers)", s.bound_ip,
-              s.bound_port, s.hotkey.ss58_address(), n, s.pool->threads());
+  // An IPv6 address in brackets, as in a URL: "[::]:8091", not ":::8091".
+  const bool v6 = s.bound_ip.find(':') != std::string::npos;
+  s.log->info("axon: listening on {}{}{}:{} as {} ({} I/O threads, {} workers)", v6 ? "[" : "",
+              s.bound_ip, v6 ? "]" : "", s.bound_port, s.hotkey.ss58_address(), n,
+              s.pool->threads());
   if (s.opts.proxy_protocol) {
     std::string from;
     for (const auto& block : s.trusted_proxies)

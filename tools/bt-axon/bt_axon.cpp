@@ -323,8 +323,15 @@ int main(int argc, char** argv) {
     std::error_code ec;
     ax.start(ec);
     if (ec) {
-      // The listener that failed (public or admin) has logged its own line above.
-      log->error("cannot start the axon on {}:{}: {}", o.ip, o.port, ec.message());
+      // A failed admin listener has logged its own line above; a public port in use gets the
+      // way out here (nothing was bound then: port() is 0).
+      const bool v6 = o.ip.find(':') != std::string::npos && !o.ip.starts_with('[');
+      log->error("cannot start the axon on {}{}{}:{}: {}{}", v6 ? "[" : "", o.ip, v6 ? "]" : "",
+                 o.port, ec.message(),
+                 ec == std::errc::address_in_use && ax.port() == 0
+                     ? " (another process listens there: stop it, or choose another port; "
+                       "--axon.port 0 takes any free one, which the AxonInfo line names)"
+                     : "");
       return 1;
     }
     if (redis_store) {
