@@ -7,9 +7,12 @@
 //                                    + parsing a 5.11-shaped response with Beast + merge (D6);
 //  * BM_dendrite_client_no_sign      the same minus the signature (a fixed fake), i.e. the "5 us"
 //                                    part of the goal "overhead <= 1.2 x (sign + 5 us)";
-//  * BM_dendrite_fanout/N            forward() to N loopback endpoints that answer instantly (a
-//                                    raw Beast responder on its own thread, no verification),
-//                                    warm keep-alive connections; per_axon_us = time / N.
+//  * BM_dendrite_fanout_warm/N/S     forward() to N loopback endpoints that answer instantly (a
+//    BM_dendrite_fanout_cold/N/S     raw Beast responder on its own thread, no verification),
+//                                    over pooled keep-alive connections (warm) or new ones
+//                                    (cold), with signing_threads = S (0: the signing pool, one
+//                                    thread per core; 1: no pool); CPU per axon as counters,
+//                                    against one signature measured in the same run.
 //
 //   build-*/perf/bt-bench --benchmark_filter=dendrite
 //
@@ -43,6 +46,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -331,7 +335,39 @@ double process_cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-void BM_dendrite_fanout(benchmark::State& state) {
+/// CPU seconds one sr25519 signature of a request-sized message takes on this thread: the unit
+/// of the fan-out goal ("dendrite CPU per axon <= 1.5 x one signature"), measured in the same
+/// run as the fan-out it is compared with.
+double one_signature_cpu_seconds() {
+  const std::string msg = "1700000000123456789." + bench_alice().ss58_address() + "." +
+                          bench_bob().ss58_address() +
+                          ".5ecbd69c-1cec-11ee-b0dc-e29ce36fec1a."
+                          "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a";
+  constexpr int n = 400;
+  timespec a{}, b{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  for (int i = 0; i < n; ++i) benchmark::DoNotOptimize(bench_alice().sign(msg));
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  return (static_cast<double>(b.tv_sec - a.tv_sec) +
+          static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-9) /
+         n;
+}
+
+double wall_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+/// forward() of a Dummy to N instant loopback responders (one thread serving all of them), with
+/// the dendrite's signing_threads = state.range(1) (0: one per core; 1: no pool, the I/O
+/// thread signs). `cold`: every fan-out opens new connections (the pool is emptied between
+/// fan-outs, outside the measurement); warm: every fan-out reuses the pooled keep-alive
+/// connections of the last one. Counters, per axon: the dendrite's CPU (the whole process minus
+/// the responder thread: its I/O thread, the signing pool and the waiting benchmark thread), the
+/// responders' CPU, one signature's CPU measured in the same run, their ratio (goal <= 1.5), and
+/// the wall time against the CPU-bound time (dendrite + responders) / cores (goal <= 1.2).
+void fanout(benchmark::State& state, bool cold) {
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
     r.rlim_cur = r.rlim_max;
@@ -341,27 +377,47 @@ void BM_dendrite_fanout(benchmark::State& state) {
   instant_axons srv(n);
   std::vector<bt::axon_info> axons;
   for (auto p : srv.ports()) axons.push_back(bench_target(p));
-  bt::dendrite d(bench_alice(), {.max_concurrency = 256, .max_idle_total = 4096});
+  bt::dendrite d(bench_alice(), {.signing_threads = static_cast<unsigned>(state.range(1)),
+                                 .max_concurrency = 256,
+                                 .max_idle_total = 4096});
   dummy q;
   q.dummy_input = 21;
-  d.forward(axons, q, 30.0);  // warm-up: open and pool the connections
+  d.forward(axons, q, 30.0);  // warm-up: the responders' coroutines, the pool, the allocator
   std::size_t failures = 0;
-  const double proc0 = process_cpu_seconds(), srv0 = srv.cpu_seconds();
+  double proc = 0, server = 0, wall = 0;
   for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      d.close_idle();
+      state.ResumeTiming();
+    }
+    const double proc0 = process_cpu_seconds(), srv0 = srv.cpu_seconds(), wall0 = wall_seconds();
     auto rs = d.forward(axons, q, 30.0);
+    wall += wall_seconds() - wall0;
+    proc += process_cpu_seconds() - proc0;
+    server += srv.cpu_seconds() - srv0;
     for (auto& x : rs) failures += !x.is_success();
   }
-  const double proc = process_cpu_seconds() - proc0, server = srv.cpu_seconds() - srv0;
   if (failures) state.SkipWithError("some calls failed");
-  // CPU per axon: the whole process minus the responder thread is the dendrite (its I/O thread
-  // plus the waiting benchmark thread), which is what the fan-out goal is about on a busy machine.
   const double calls = static_cast<double>(n) * static_cast<double>(state.iterations());
-  state.counters["dendrite_cpu_per_axon_us"] = (proc - server) / calls * 1e6;
-  state.counters["responder_cpu_per_axon_us"] = server / calls * 1e6;
-  state.counters["per_axon_us"] = benchmark::Counter(
-      static_cast<double>(n) * 1e-6,
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  const double dendrite_cpu = (proc - server) / calls, responder_cpu = server / calls;
+  const double sign = one_signature_cpu_seconds();
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  state.counters["dendrite_cpu_per_axon_us"] = dendrite_cpu * 1e6;
+  state.counters["responder_cpu_per_axon_us"] = responder_cpu * 1e6;
+  state.counters["sign_us"] = sign * 1e6;
+  state.counters["dendrite_cpu_vs_sign"] = dendrite_cpu / sign;
+  state.counters["wall_per_axon_us"] = wall / calls * 1e6;
+  state.counters["wall_vs_cpu_bound"] = (wall / calls) / ((dendrite_cpu + responder_cpu) / cores);
 }
+
+void BM_dendrite_fanout_warm(benchmark::State& state) {
+  fanout(state, false);
+}
+void BM_dendrite_fanout_cold(benchmark::State& state) {
+  fanout(state, true);
+}
+
 /// Sequential calls to one instant responder over a kept connection: the client's whole CPU
 /// cost per call including its system calls, next to BM_dendrite_client_overhead.
 void BM_dendrite_sequential_call(benchmark::State& state) {
@@ -382,6 +438,17 @@ void BM_dendrite_sequential_call(benchmark::State& state) {
 }
 BENCHMARK(BM_dendrite_sequential_call)->UseRealTime();
 
-BENCHMARK(BM_dendrite_fanout)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+// {N axons, signing_threads}: 0 = the signing pool (one thread per core), 1 = no pool.
+BENCHMARK(BM_dendrite_fanout_warm)
+    ->Args({100, 0})
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_dendrite_fanout_cold)
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace

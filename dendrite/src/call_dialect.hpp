@@ -62,6 +62,15 @@ class call_dialect {
   virtual std::string_view encode_try(const call_context& cx, pooled_connection& c,
                                       std::string& request_id) = 0;
 
+  /// A try whose signature is made off the I/O loop (a fan-out's call, with a signing pool):
+  /// called before encode_try, it takes the try's fresh nonce and returns the bytes to sign
+  /// (valid until encode_try), or empty when this try signs nothing (encode_try then does
+  /// everything itself, as without a pool). After a non-empty return, the exchange hands the
+  /// signature to set_try_signature() and calls encode_try, which sends it. A dialect that
+  /// always signs in encode_try keeps these defaults.
+  virtual std::string_view begin_signed_try(const call_context&, pooled_connection&) { return {}; }
+  virtual void set_try_signature(const signature_bytes&) {}
+
   /// The final (non-1xx) head arrived on `c`. Returns true when the connection must not be
   /// pooled after this call (a session the axon refused, an invalid session accept).
   virtual bool on_final_head(const call_context&, pooled_connection&, const http_response&) {

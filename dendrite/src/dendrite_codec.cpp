@@ -22,6 +22,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 namespace bt::detail {
 namespace {
@@ -112,9 +113,8 @@ void preset_request(synapse& s, const axon_info& target, double timeout, const r
   s.axon.hotkey = target.hotkey;
 }
 
-void encode_request(const synapse_descriptor& d, synapse& s, std::string_view dendrite_ip,
-                    std::int64_t nonce, const request_identity& id, std::string_view host,
-                    std::string& scratch, std::string& head, std::string& body) {
+std::size_t begin_request(const synapse_descriptor& d, synapse& s, std::string_view dendrite_ip,
+                          std::int64_t nonce, const request_identity& id, std::string& scratch) {
   if (!dendrite_ip.empty()) s.dendrite.ip = std::string(dendrite_ip);
   s.dendrite.nonce = nonce;
   s.dendrite.signature.reset();
@@ -134,13 +134,17 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
     scratch.append(d.constant_body_hash());
   else
     scratch.append(body_hash(d, s));
-  const std::string_view hash = std::string_view(scratch).substr(hash_at);  // reused in headers
-  if (id.key) {  // null: dendrite_options::insecure_skip_signing (benchmarks), no signature sent
-    const signature_bytes sig = id.key->sign(std::string_view(scratch));
+  return hash_at;
+}
+
+void finish_request(const synapse_descriptor& d, synapse& s, const signature_bytes* sig,
+                    std::string_view host, std::string_view signed_message, std::size_t hash_at,
+                    std::string& head, std::string& body) {
+  if (sig) {  // null: dendrite_options::insecure_skip_signing (benchmarks), no signature sent
     std::string signature;
-    signature.reserve(2 + 2 * sig.size());
+    signature.reserve(2 + 2 * sig->size());
     signature.append("0x");
-    signature.append(to_hex(sig));
+    signature.append(to_hex(*sig));
     s.dendrite.signature = std::move(signature);
   }
 
@@ -153,8 +157,19 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
   append_int(body.size(), head);
   head.append("\r\n");
   head_sink sink(head);
-  to_headers(d, s, sink, to_headers_options{.body_bytes = body.size(), .computed_body_hash = hash});
+  to_headers(d, s, sink,
+             to_headers_options{.body_bytes = body.size(),
+                                .computed_body_hash = signed_message.substr(hash_at)});
   head.append("\r\n");
+}
+
+void encode_request(const synapse_descriptor& d, synapse& s, std::string_view dendrite_ip,
+                    std::int64_t nonce, const request_identity& id, std::string_view host,
+                    std::string& scratch, std::string& head, std::string& body) {
+  const std::size_t hash_at = begin_request(d, s, dendrite_ip, nonce, id, scratch);
+  std::optional<signature_bytes> sig;
+  if (id.key) sig = id.key->sign(std::string_view(scratch));
+  finish_request(d, s, sig ? &*sig : nullptr, host, scratch, hash_at, head, body);
 }
 
 std::error_code apply_response(const synapse_ref& ref, unsigned status,

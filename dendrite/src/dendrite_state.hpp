@@ -6,6 +6,7 @@
 #include <bt/detail/dendrite_ops.hpp>  // request_identity, make_uuid1 (internal/)
 
 #include "connection_pool.hpp"
+#include "signing_pool.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/strand.hpp>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 namespace bt::detail {
@@ -58,6 +60,8 @@ struct dendrite_state {
   std::mutex mu;  // guards everything below
   bool stopped = false;
   std::unordered_map<call_exchange*, std::weak_ptr<call_exchange>> active;
+  /// dendrite_options::signing_threads' pool, made by the first fan-out that needs it.
+  std::unique_ptr<signing_pool> signer;
 
   dendrite_state(dendrite_options o, keypair k, boost::asio::any_io_executor e)
       : opt(std::move(o)),
@@ -92,6 +96,19 @@ struct dendrite_state {
       const std::int64_t n = now > last ? now : last + 1;
       if (last_nonce.compare_exchange_weak(last, n, std::memory_order_relaxed)) return n;
     }
+  }
+
+  /// The signing pool a fan-out's calls sign in, or null: signing_threads resolves to one
+  /// (sign on the I/O thread running the call), requests are unsigned, or the dendrite is
+  /// stopping. The pool is made on first use.
+  signing_pool* fanout_signer() {
+    const unsigned n =
+        opt.signing_threads != 0 ? opt.signing_threads : std::thread::hardware_concurrency();
+    if (n < 2 || opt.insecure_skip_signing) return nullptr;
+    std::lock_guard lk(mu);
+    if (stopped) return nullptr;
+    if (!signer) signer = std::make_unique<signing_pool>(key, n, ex);
+    return signer.get();
   }
 
   boost::asio::any_io_executor make_op_executor() const {

@@ -138,6 +138,13 @@ void dendrite_state::shutdown() {
   }
   for (auto& op : ops) op->cancel("dendrite stopped");
   pool.close();
+  // Calls waiting for a signature resume (and end, cancelled) once the pool has drained.
+  signing_pool* s = nullptr;
+  {
+    std::lock_guard lk(mu);
+    s = signer.get();
+  }
+  if (s) s->stop();
 }
 
 call_exchange::call_exchange(std::shared_ptr<dendrite_state> st, const axon_info& target,
@@ -322,6 +329,17 @@ net::awaitable<void> call_exchange::connect() {
 /// write's error.
 net::awaitable<beast::error_code> call_exchange::send() {
   pooled_connection& c = *conn_;
+  if (signer_) {
+    // The signature is made on a pool thread while this strand goes on with other calls; the
+    // call resumes here, and a stop that came meanwhile ends it before anything is sent.
+    if (const std::string_view message = dialect_.begin_signed_try(context(), c);
+        !message.empty()) {
+      signature_bytes sig;
+      co_await signer_->async_sign(message, sig, net::use_awaitable);
+      throw_if_stopped();
+      dialect_.set_try_signature(sig);
+    }
+  }
   const std::string_view body = dialect_.encode_try(context(), c, request_id_);
   if (st_->log && st_->log->should_log(spdlog::level::debug)) {
     st_->log->debug("dendrite | --> | {} B | {} | {} | {} | 0 | Success",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "call_dialect.hpp"
+#include "signing_pool.hpp"
 
 #include <bt/sha256.hpp>
 
@@ -42,6 +43,10 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   /// Thread-safe: ends the call as cancelled (no effect once it has ended).
   void cancel(std::string reason);
 
+  /// Before start(): the call's signatures are made by `pool` (outliving the call) instead of on
+  /// the call's executor, where the dialect supports it (call_dialect::begin_signed_try).
+  void sign_in(signing_pool* pool) noexcept { signer_ = pool; }
+
  protected:
   /// `target` and `dialect` outlive the op (`dialect` is the concrete call's member).
   call_exchange(std::shared_ptr<dendrite_state> st, const axon_info& target, double timeout,
@@ -74,6 +79,7 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
 
   std::shared_ptr<dendrite_state> st_;
   boost::asio::any_io_executor exec_;
+  signing_pool* signer_ = nullptr;  ///< see sign_in()
   boost::asio::steady_timer timer_;
   const axon_info& target_;
   call_dialect& dialect_;

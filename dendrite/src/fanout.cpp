@@ -24,6 +24,8 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
   double timeout = 12.0;
   std::chrono::steady_clock::time_point deadline;
   std::optional<dendrite_completion> done;
+  /// Where the calls sign (dendrite_options::signing_threads); null: on their own executor.
+  signing_pool* signer = nullptr;
 
   std::mutex mu;
   std::size_t next = 0, finished = 0, running = 0;
@@ -41,6 +43,7 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
         ++running;
         std::shared_ptr<call_exchange> op = make_call(i);
         op->on_done = [self = shared_from_this(), i] { self->on_call_done(i); };
+        op->sign_in(signer);
         live[i] = op;
         start.push_back(std::move(op));
       }
@@ -115,6 +118,8 @@ void start_fanout(const std::shared_ptr<dendrite_state>& st, std::vector<mixed_r
   f->timeout = timeout;
   f->deadline = dendrite_deadline_after(timeout);
   f->live.resize(f->requests.size());
+  // One call alone gains nothing from another thread (and would wait for the hand-off).
+  if (f->requests.size() > 1) f->signer = st->fanout_signer();
   f->done.emplace(std::move(handler), st->ex);
   if (f->requests.empty()) {
     // Complete through the executor, never inside the initiating function.

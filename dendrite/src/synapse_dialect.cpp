@@ -19,16 +19,31 @@ std::string synapse_dialect::begin(const call_context& cx) {
   return {};
 }
 
+std::string_view synapse_dialect::begin_signed_try(const call_context& cx, pooled_connection& c) {
+  dendrite_state& st = cx.st;
+  session_use_ = choose_session_use(cx, c);
+  const request_identity id = st.identity();
+  // Nothing to sign: unsigned (insecure_skip_signing), or authenticated by the session's MAC.
+  if (!id.key || session_use_ == session_use::mac) return {};
+  begun_hash_at_ = begin_request(*ref_.descriptor, *ref_.object, dendrite_ip(cx, c),
+                                 st.next_nonce(), id, c.scratch);
+  return c.scratch;
+}
+
 std::string_view synapse_dialect::encode_try(const call_context& cx, pooled_connection& c,
                                              std::string& request_id) {
   dendrite_state& st = cx.st;
   synapse& s = *ref_.object;
-  const std::string_view ip =
-      st.opt.external_ip.empty() ? std::string_view(c.local_ip) : std::string_view();
-  session_use_ = choose_session_use(cx, c);
-  request_identity id = st.identity();
-  if (session_use_ == session_use::mac) id.key = nullptr;  // the MAC replaces the signature
-  encode_request(*ref_.descriptor, s, ip, st.next_nonce(), id, cx.host, c.scratch, c.head, c.body);
+  if (const auto hash_at = std::exchange(begun_hash_at_, std::nullopt)) {
+    // begin_signed_try() took the nonce and chose the session use; the pool signed.
+    finish_request(*ref_.descriptor, s, &signature_, cx.host, c.scratch, *hash_at, c.head, c.body);
+  } else {
+    session_use_ = choose_session_use(cx, c);
+    request_identity id = st.identity();
+    if (session_use_ == session_use::mac) id.key = nullptr;  // the MAC replaces the signature
+    encode_request(*ref_.descriptor, s, dendrite_ip(cx, c), st.next_nonce(), id, cx.host, c.scratch,
+                   c.head, c.body);
+  }
   if (session_use_ != session_use::none) add_session_header(cx, c);
   // The request id a response signature names: "{dendrite.nonce}.{dendrite.uuid}".
   request_id.clear();
@@ -37,6 +52,12 @@ std::string_view synapse_dialect::encode_try(const call_context& cx, pooled_conn
   request_id.push_back('.');
   request_id.append(st.uuid);
   return c.body;
+}
+
+/// The bt_header_dendrite_ip to send: the connection's local address unless external_ip is set
+/// (preset_request put that one in already).
+std::string_view synapse_dialect::dendrite_ip(const call_context& cx, const pooled_connection& c) {
+  return cx.st.opt.external_ip.empty() ? std::string_view(c.local_ip) : std::string_view();
 }
 
 /// What the request on connection `c` does about sessions (PROTOCOL 13).

@@ -7,6 +7,9 @@
 
 #include <bt/detail/dendrite_stream.hpp>
 
+#include <cstddef>
+#include <optional>
+
 namespace bt::detail {
 
 class synapse_dialect final : public call_dialect {
@@ -19,6 +22,8 @@ class synapse_dialect final : public call_dialect {
   std::string begin(const call_context& cx) override;
   std::string_view encode_try(const call_context& cx, pooled_connection& c,
                               std::string& request_id) override;
+  std::string_view begin_signed_try(const call_context& cx, pooled_connection& c) override;
+  void set_try_signature(const signature_bytes& sig) override { signature_ = sig; }
   bool on_final_head(const call_context& cx, pooled_connection& c,
                      const http_response& res) override;
   session_mac check_session_mac(const call_context& cx, const pooled_connection& c,
@@ -42,12 +47,17 @@ class synapse_dialect final : public call_dialect {
   };
 
   session_use choose_session_use(const call_context& cx, const pooled_connection& c) const;
+  static std::string_view dendrite_ip(const call_context& cx, const pooled_connection& c);
   void add_session_header(const call_context& cx, pooled_connection& c) const;
 
   synapse_ref ref_;
   stream_sink* sink_;
   /// What the request last sent did about sessions (set by encode_try()).
   session_use session_use_ = session_use::none;
+  /// Set by begin_signed_try(): where the body hash begins in the connection's scratch (the
+  /// message signed off the loop), until encode_try() sends the try with signature_.
+  std::optional<std::size_t> begun_hash_at_;
+  signature_bytes signature_{};
 };
 
 }  // namespace bt::detail

@@ -87,10 +87,18 @@ struct dendrite_options {
   /// version_as_int we announce. Python axons apply the nonce freshness rule only to versions
   /// >= 7002000, so keep it at least that.
   std::int64_t version = version_as_int;
-  /// I/O threads of a dendrite that owns its io_context. Signing (one sr25519 signature per
-  /// call) runs on them, so a fan-out is CPU-bound on this many cores; 1 leaves the other core
-  /// of a small machine to the rest of the validator.
+  /// I/O threads of a dendrite that owns its io_context. A single call signs (one sr25519
+  /// signature) on the I/O thread running it; a fan-out signs in the signing pool
+  /// (signing_threads).
   unsigned threads = 1;
+  /// The signing pool: threads that make a fan-out's request signatures (forward,
+  /// forward_mixed's synapse targets), so that N axons are signed on every core while the
+  /// I/O stays on the I/O threads. 0 (default): one per CPU core
+  /// (std::thread::hardware_concurrency()); 1: no pool, each call signs on the I/O thread
+  /// running it (as single calls always do). The threads start with the first fan-out. Each
+  /// try still gets a fresh nonce, taken just before its signature; a session's MAC'd requests
+  /// and unsigned ones (insecure_skip_signing) never wait for the pool.
+  unsigned signing_threads = 0;
   /// forward(): calls in flight at once. Each holds a socket (a file descriptor); Linux's
   /// default soft limit is 1024 descriptors. Deadlines count from the forward() call, so a call
   /// still queued at its deadline ends as 408 without a connection.
@@ -160,6 +168,8 @@ constexpr auto dendrite_options::option_table() {
                    {"external-ip"}},
       option_field{"version", &o::version, "version_as_int announced to axons"},
       option_field{"threads", &o::threads, "I/O threads of a dendrite that owns its io_context"},
+      option_field{"signing_threads", &o::signing_threads,
+                   "threads signing a fan-out's requests; 0: one per core, 1: none (I/O thread)"},
       option_field{"max_concurrency",
                    &o::max_concurrency,
                    "forward(): calls in flight at once",

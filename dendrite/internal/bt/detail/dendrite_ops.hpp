@@ -48,6 +48,18 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
                     std::int64_t nonce, const request_identity& id, std::string_view host,
                     std::string& scratch, std::string& head, std::string& body);
 
+/// encode_request in two halves, so that the signature can be made elsewhere (a fan-out's
+/// signing pool) between them. begin_request sets dendrite.ip (when not empty) and
+/// dendrite.nonce, clears the signature, writes the message to sign into `scratch` and returns
+/// where its body hash begins in it. finish_request sets the signature `sig` (null: none, as
+/// with insecure_skip_signing) and writes `body` and `head` as encode_request does, with
+/// `signed_message` (what begin_request wrote) and `hash_at` (what it returned).
+std::size_t begin_request(const synapse_descriptor& d, synapse& s, std::string_view dendrite_ip,
+                          std::int64_t nonce, const request_identity& id, std::string& scratch);
+void finish_request(const synapse_descriptor& d, synapse& s, const signature_bytes* sig,
+                    std::string_view host, std::string_view signed_message, std::size_t hash_at,
+                    std::string& head, std::string& body);
+
 /// Merges one complete HTTP response into `ref.object` (PROTOCOL 6.2-6.5, stricter per D6):
 ///  * the body must be JSON with a JSON content type (else malformed_response, as Python);
 ///  * 200: the body is validated as the synapse's type into a blank object; only output fields
