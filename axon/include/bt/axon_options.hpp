@@ -66,6 +66,11 @@ struct axon_options {
   /// Threads running the network (accept, parse, verify, respond). 0: hardware threads.
   /// Signature checks run here, so more threads mean more verifications per second.
   std::size_t io_threads = 0;
+  /// Signed requests waiting on one network thread at the same time have their sr25519
+  /// signatures decided together, up to this many by one batch equation (each still gets its
+  /// own verdict; a forged one fails alone). A request with nothing else waiting is verified
+  /// alone at once. 1: every signature verified alone as it arrives (no batching). At least 1.
+  std::size_t verify_batch_max = 64;
   /// Threads running plain (non-coroutine) forward functions, so a slow handler never blocks
   /// the network. Python's axon.max_workers default; raise it for blocking handlers.
   std::size_t max_workers = 10;
@@ -270,6 +275,11 @@ constexpr auto axon_options::option_table() {
                    &o::io_threads,
                    "Network threads (0: hardware threads)",
                    {"axon.io_threads", u::plain, 0, 1024}},
+      option_field{"verify_batch_max",
+                   &o::verify_batch_max,
+                   "Most request signatures one batch equation decides when several wait on a "
+                   "network thread at once (1: each verified alone, no batching)",
+                   {"axon.verify_batch_max", u::plain, 1, 4096}},
       option_field{"max_workers",
                    &o::max_workers,
                    "Worker threads for forward functions",

@@ -48,7 +48,23 @@ std::int64_t verifier::expiry_of(std::int64_t nonce) const noexcept {
 bool verifier::check(const synapse& h, std::int64_t now_ns, std::string& scratch,
                      std::string& why) const {
   public_key_bytes caller{};
-  return check_fields(h, now_ns, why, caller) && check_signature(h, caller, scratch, why);
+  std::array<std::uint8_t, 64> sig{};
+  if (!check_before_verify(h, now_ns, scratch, why, caller, sig)) return false;
+  const auto bytes =
+      std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
+  if (sr25519::verify(caller, bytes, sig)) {
+    why = mismatch_reason(h);
+    return false;
+  }
+  return true;
+}
+
+bool verifier::check_before_verify(const synapse& h, std::int64_t now_ns, std::string& scratch,
+                                   std::string& why, public_key_bytes& caller,
+                                   std::array<std::uint8_t, 64>& signature) const {
+  if (!check_fields(h, now_ns, why, caller) || !read_signature(h, why, signature)) return false;
+  write_message(h, scratch);
+  return true;
 }
 
 bool verifier::check_unsigned(const synapse& h, std::int64_t now_ns, std::string& scratch,
@@ -153,8 +169,8 @@ bool verifier::check_fields(const synapse& h, std::int64_t now_ns, std::string& 
   return true;
 }
 
-bool verifier::check_signature(const synapse& h, const public_key_bytes& caller,
-                               std::string& scratch, std::string& why) const {
+bool verifier::read_signature(const synapse& h, std::string& why,
+                              std::array<std::uint8_t, 64>& sig) const {
   const terminal_info& d = h.dendrite;
   // Signature: required (D1), then btwallet's format errors, then the check itself.
   if (!d.signature || d.signature->empty()) {
@@ -181,24 +197,23 @@ bool verifier::check_signature(const synapse& h, const public_key_bytes& caller,
     why = "Invalid signature";
     return false;
   }
-  std::array<std::uint8_t, 64> sig;
   decode_hex(hex, sig);  // cannot fail: 128 hex digits, checked above
-
-  write_message(h, scratch);
-  const auto bytes =
-      std::span(reinterpret_cast<const std::uint8_t*>(scratch.data()), scratch.size());
-  if (sr25519::verify(caller, bytes, sig)) {
-    why = fmt::format("Signature mismatch with {} and {}", scratch, sig_text);
-    // Python's text above is kept as the prefix (clients match on it); a request signed for
-    // another axon's hotkey (a validator that targeted the wrong entry) is told which one this
-    // axon serves, since the signed text above names only ours.
-    const std::string_view signed_for = h.axon.hotkey ? *h.axon.hotkey : std::string_view();
-    if (signed_for != my_hotkey_)
-      why += fmt::format(" (this axon serves hotkey {}; the request was signed for {})", my_hotkey_,
-                         signed_for.empty() ? "no axon hotkey" : signed_for);
-    return false;
-  }
   return true;
+}
+
+std::string verifier::mismatch_reason(const synapse& h) const {
+  std::string message;
+  write_message(h, message);
+  std::string why =
+      fmt::format("Signature mismatch with {} and {}", message, *h.dendrite.signature);
+  // Python's text above is kept as the prefix (clients match on it); a request signed for
+  // another axon's hotkey (a validator that targeted the wrong entry) is told which one this
+  // axon serves, since the signed text above names only ours.
+  const std::string_view signed_for = h.axon.hotkey ? *h.axon.hotkey : std::string_view();
+  if (signed_for != my_hotkey_)
+    why += fmt::format(" (this axon serves hotkey {}; the request was signed for {})", my_hotkey_,
+                       signed_for.empty() ? "no axon hotkey" : signed_for);
+  return why;
 }
 
 }  // namespace bt::detail

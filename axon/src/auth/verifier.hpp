@@ -7,8 +7,10 @@
 #include <bt/keypair.hpp>
 #include <bt/synapse.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace bt::detail {
 
@@ -34,6 +36,17 @@ class verifier {
   bool check(const synapse& headers, std::int64_t now_ns, std::string& scratch,
              std::string& why) const;
 
+  /// check() up to the sr25519 verify itself, for a caller that verifies later (the axon's
+  /// verify_batcher): every field check and the signature's format, in check()'s order and with
+  /// its texts; then the caller's key and the 64 signature bytes, and the signed message in
+  /// `scratch`. A signature that then fails to verify is refused with mismatch_reason().
+  bool check_before_verify(const synapse& headers, std::int64_t now_ns, std::string& scratch,
+                           std::string& why, public_key_bytes& caller,
+                           std::array<std::uint8_t, 64>& signature) const;
+  /// check()'s text for a request that passed check_before_verify() and whose signature did
+  /// not verify.
+  std::string mismatch_reason(const synapse& headers) const;
+
   /// check() without the signature, for a request authenticated by its connection's session
   /// (PROTOCOL 13): every field check above, then the message a signature would cover (the
   /// session MAC's canonical string) written into `scratch`.
@@ -50,8 +63,9 @@ class verifier {
   /// Hotkey, nonce, uuid and body hash (the order of check()); the caller's public key.
   bool check_fields(const synapse& h, std::int64_t now_ns, std::string& why,
                     public_key_bytes& caller) const;
-  bool check_signature(const synapse& h, const public_key_bytes& caller, std::string& scratch,
-                       std::string& why) const;
+  /// The signature header's presence and format (the order of check()); its 64 bytes.
+  bool read_signature(const synapse& h, std::string& why,
+                      std::array<std::uint8_t, 64>& signature) const;
   /// "{nonce}.{hotkey}.{my_hotkey}.{uuid}.{computed_body_hash}" (fields already checked).
   void write_message(const synapse& h, std::string& scratch) const;
 

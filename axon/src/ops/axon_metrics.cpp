@@ -115,6 +115,13 @@ axon_metrics::axon_metrics(metrics::registry& reg)
   store_seconds_ = &reg.histogram("bt_axon_replay_store_duration_seconds",
                                   "Replay store call durations.", {}, metrics::fast_buckets())
                         .get();
+  verify_batches_ = &reg.counter("bt_axon_verify_batches_total",
+                                 "Batch equations that decided several request signatures at "
+                                 "once (verify_batch_max).")
+                         .get();
+  verified_in_batches_ = &reg.counter("bt_axon_verified_in_batches_total",
+                                      "Request signatures decided by those batch equations.")
+                              .get();
   reg.gauge("bt_axon_build_info", "Always 1; the labels name the build.",
             {"bittensor_version", "protocol"})
       .with({version_text(), std::to_string(axon_protocol)})
@@ -180,6 +187,11 @@ void axon_metrics::on_store(nonce_verdict v, double seconds) noexcept {
   if (i < store_ops_.size()) store_ops_[i]->inc();
   if (v == nonce_verdict::unavailable) store_errors_->inc();
   store_seconds_->observe(seconds);
+}
+
+void axon_metrics::on_verify_batch(std::size_t n) noexcept {
+  verify_batches_->inc();
+  verified_in_batches_->inc(n);
 }
 
 }  // namespace bt::detail

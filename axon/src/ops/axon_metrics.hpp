@@ -60,6 +60,8 @@ class axon_metrics {
   void on_handler(const route* r, double run) noexcept;
   /// The replay store answered `v` after `seconds` (counted around the store call).
   void on_store(nonce_verdict v, double seconds) noexcept;
+  /// One batch equation decided `n` request signatures (state/verify_batcher.cpp).
+  void on_verify_batch(std::size_t n) noexcept;
 
  private:
   struct per_route;
@@ -75,6 +77,8 @@ class axon_metrics {
   std::array<metrics::counter*, 5> store_ops_{};  // by nonce_verdict
   metrics::counter* store_errors_;
   metrics::histogram* store_seconds_;
+  metrics::counter* verify_batches_;
+  metrics::counter* verified_in_batches_;
   std::vector<std::pair<const route*, std::unique_ptr<per_route>>> routes_;
   std::unique_ptr<per_route> unrouted_;
 };

@@ -337,15 +337,35 @@ stage_result finish_verify(request_state& st) {
 }  // namespace
 
 stage_result verify(request_state& st, std::string& scratch) {
-  const scoped_timer timer([&st](double s) { st.core.stats->on_verify(st.r, s); });
+  st.verify_t0 = clock_type::now();
+  const scoped_timer timer([&st](double s) {
+    if (!st.signature_pending) st.core.stats->on_verify(st.r, s);  // else signature_outcome's
+  });
   // Skipped verification: only the route's own function runs, and nothing counts as verified.
   if (st.core.opts.insecure_skip_verification) return check_route_verify(st);
   // The session fields are not this check's: with sessions off they are ignored, as a Python
   // axon ignores them (a request with a MAC and no signature is then refused as unsigned).
   std::string why;
+  if (st.core.opts.verify_batch_max > 1) {
+    signature_check& c = st.pending_signature;
+    if (!st.core.verifier.check_before_verify(st.job->headers, wall_ns(), c.message, why, c.key,
+                                              c.signature))
+      return reject(axon_errc::not_verified, close_early, why);
+    st.signature_pending = true;
+    return {};
+  }
   if (!st.core.verifier.check(st.job->headers, wall_ns(), scratch, why))
     return reject(axon_errc::not_verified, close_early, why);
   return finish_verify(st);
+}
+
+stage_result signature_outcome(request_state& st, bool valid) {
+  st.signature_pending = false;
+  const stage_result rej = valid ? finish_verify(st)
+                                 : reject(axon_errc::not_verified, close_early,
+                                          st.core.verifier.mismatch_reason(st.job->headers));
+  st.core.stats->on_verify(st.r, seconds_since(st.verify_t0));
+  return rej;
 }
 
 bool carries_session_mac(const request_state& st) noexcept {

@@ -7,6 +7,7 @@
 
 #include "auth/conn_session.hpp"
 #include "auth/epistula.hpp"
+#include "state/verify_batcher.hpp"
 #include "errors/axon_errc.hpp"
 #include "ops/axon_metrics.hpp"
 #include "pipeline/response.hpp"
@@ -129,6 +130,12 @@ struct request_state {
   btauth::claim btauth_claim;  // btauth/1 requests: what the X-Bittensor-* head decoded
   bool epistula = false;       // a synapse route's request under the Epistula scheme
   request_session session;     // its connection's session (PROTOCOL 13)
+  // Stage 3 with batch verification (verify_batch_max > 1): verify() checked everything but the
+  // sr25519 verify itself and left it here; the session submits it to its loop's
+  // verify_batcher and answers the verdict with signature_outcome().
+  bool signature_pending = false;
+  signature_check pending_signature;
+  clock_type::time_point verify_t0{};  // stage 3 began (its duration includes the batch wait)
 };
 
 // ---- the stages, in order (pipeline.cpp) ----
@@ -140,7 +147,12 @@ stage_result check_request_line(request_state& st);
 /// 2. The header synapse: parse errors, computed_body_hash, timeout; creates the job.
 stage_result parse_header_synapse(request_state& st);
 /// 3. Signature, freshness and the route's verify function. `scratch`: the signed message.
+/// With batch verification on (axon_options::verify_batch_max > 1) it stops before the sr25519
+/// verify, leaving st.signature_pending set; the rest of stage 3 is then signature_outcome().
 stage_result verify(request_state& st, std::string& scratch);
+/// 3 after the batcher decided st.pending_signature (`valid`): a mismatch answers verify()'s
+/// 401 text; a valid one finishes stage 3 as verify() would have.
+stage_result signature_outcome(request_state& st, bool valid);
 /// 3 for a request that a connection's session carries (the session scheme, PROTOCOL 13): its
 /// MAC (verify_session_request) in place of the signature, then the same checks as verify().
 stage_result verify_session(request_state& st, std::string& scratch);

@@ -81,6 +81,38 @@ task<nonce_verdict> await_nonce_verdict(const request_state& st,
       net::use_awaitable_t<strand_t>{});
 }
 
+// Stage 3's signature with batch verification: the coroutine suspends while its loop's
+// verify_batcher collects the signatures waiting with it; the drain completes it on a thread of
+// that loop, outside any strand, so dispatch resumes it there at once (a strand busy elsewhere
+// queues it). The wait owns the coroutine (and so the connection): a connection cannot be freed
+// while its signature waits, and a loop that shuts down first discards the wait, destroying the
+// coroutine without resuming it.
+template <class Handler>
+struct signature_wait {
+  Handler handler;
+  static void complete(void* arg, bool valid) noexcept {
+    std::unique_ptr<signature_wait> self(static_cast<signature_wait*>(arg));
+    const auto ex = net::get_associated_executor(self->handler);
+    net::dispatch(ex, [h = std::move(self->handler), valid]() mutable { std::move(h)(valid); });
+  }
+  static void discard(void* arg) noexcept { delete static_cast<signature_wait*>(arg); }
+};
+
+/// Submits st.pending_signature to the batcher of `strand`'s loop; the verdict (valid or not).
+task<bool> await_signature(request_state& st, const strand_t& strand) {
+  return net::async_initiate<const net::use_awaitable_t<strand_t>, void(bool)>(
+      [&st, &strand](auto handler) {
+        using wait = signature_wait<decltype(handler)>;
+        auto w = std::make_unique<wait>(wait{std::move(handler)});
+        const auto loop = strand.get_inner_executor();
+        verify_batcher::of(loop).submit(
+            loop, std::move(st.pending_signature), st.core.opts.verify_batch_max,
+            st.core.stats.get(), verify_completion{&wait::complete, &wait::discard, w.get()});
+        w.release();  // the batcher's now: completed or discarded exactly once
+      },
+      net::use_awaitable_t<strand_t>{});
+}
+
 }  // namespace
 
 task<bool> connection::answer(const rejection& refusal, request_state* st) {
@@ -197,6 +229,10 @@ task<bool> connection::serve(request_parser& p) {
     // that answers inline) costs no coroutine frame but this one and the body read's.
     const auth_scheme* scheme = &choose_scheme(st);
     if ((rej = scheme->check_head(st, out_.scratch))) co_return co_await answer(*rej, &st);
+    if (st.signature_pending) {  // batch verification: the verdict is awaited in a statement
+      const bool valid = co_await await_signature(st, strand_);
+      if ((rej = signature_outcome(st, valid))) co_return co_await answer(*rej, &st);
+    }
     st.job->ctx.scheme = scheme->name;
     if (scheme->verify_body == nullptr) {
       // Verified on the head: 4, 5 and 6 before a byte of the body is read.

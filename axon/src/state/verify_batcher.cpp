@@ -1,0 +1,115 @@
+#include "state/verify_batcher.hpp"
+
+#include "ops/axon_metrics.hpp"
+
+#include <bt/sr25519.hpp>
+#include <bt/sr25519_batch.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace bt::detail {
+
+verify_batcher::verify_batcher(net::execution_context& ctx)
+    : net::execution_context::service(ctx) {}
+
+verify_batcher::~verify_batcher() {
+  shutdown();
+}
+
+void verify_batcher::shutdown() {
+  // The loop is going away with submissions still queued (their drain was posted and will never
+  // run): their coroutines are destroyed, as Asio destroys the handlers of its own pending
+  // operations.
+  std::vector<item> left;
+  {
+    std::lock_guard lk(m_);
+    left.swap(queued_);
+    drain_posted_ = false;
+  }
+  for (item& it : left) it.done.discard(it.done.arg);
+}
+
+void verify_batcher::submit(const net::io_context::executor_type& ex, signature_check check,
+                            std::size_t max_batch, axon_metrics* stats, verify_completion done) {
+  bool post = false;
+  {
+    std::lock_guard lk(m_);
+    queued_.push_back(item{std::move(check), std::max<std::size_t>(max_batch, 2), stats, done});
+    post = !std::exchange(drain_posted_, true);
+  }
+  // Behind every handler already queued on the loop: the requests that arrived with this one
+  // are parsed and submitted before the drain runs.
+  if (post) net::post(ex, [this] { drain(); });
+}
+
+void verify_batcher::drain() {
+  std::vector<item> batch;
+  {
+    std::lock_guard lk(m_);
+    batch.swap(queued_);
+    drain_posted_ = false;  // a submission from now on (a completion's next request) posts again
+  }
+  std::vector<std::error_code> verdicts(batch.size());
+  const std::size_t step = batch.empty() ? 1 : batch.front().max_batch;
+  for (std::size_t at = 0; at < batch.size(); at += step) {
+    const std::size_t n = std::min(step, batch.size() - at);
+    decide(std::span(batch).subspan(at, n), std::span(verdicts).subspan(at, n));
+  }
+  // Completed after every verdict is known: a completion may resume its request at once, and
+  // the batch's later items should not wait for that request's next stages.
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done.fn(batch[i].done.arg, !verdicts[i]);
+}
+
+void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> verdicts) {
+  const auto verify_alone = [](const signature_check& c) {
+    const auto msg =
+        std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size());
+    return sr25519::verify(c.key, msg, c.signature);
+  };
+  bool alone = batch.size() == 1;
+  if (!alone) {
+    std::lock_guard lk(m_);
+    if (penalty_ > 0) {
+      --penalty_;
+      alone = true;
+    }
+  }
+  if (alone) {
+    bool all_valid = true;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      verdicts[i] = verify_alone(batch[i].check);
+      all_valid = all_valid && !verdicts[i];
+    }
+    if (all_valid && batch.size() > 1) {  // the forgeries stopped: batch the next one again
+      std::lock_guard lk(m_);
+      penalty_ = 0;
+    }
+    return;
+  }
+  std::vector<sr25519::batch_item> items;
+  items.reserve(batch.size());
+  for (const item& it : batch) {
+    const signature_check& c = it.check;
+    items.push_back(sr25519::batch_item{
+        c.key, std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size()),
+        c.signature});
+  }
+  sr25519::verify_each_with_batch(items, verdicts);
+  const bool all_valid = std::none_of(verdicts.begin(), verdicts.end(),
+                                      [](const std::error_code& e) { return bool(e); });
+  {
+    std::lock_guard lk(m_);
+    if (all_valid) {
+      next_penalty_ = 1;
+    } else {
+      penalty_ = next_penalty_;
+      next_penalty_ = std::min(next_penalty_ * 2, max_penalty_batches);
+    }
+  }
+  if (axon_metrics* stats = batch.front().stats) stats->on_verify_batch(batch.size());
+}
+
+}  // namespace bt::detail

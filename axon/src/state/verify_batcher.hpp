@@ -1,0 +1,97 @@
+// Batch verification of request signatures (docs/performance.md "Batch verification in the
+// axon"): the sr25519 checks that wait on one event loop at the same time are decided together
+// by bt::sr25519::verify_each_with_batch, each request still getting its own verdict.
+//
+// One batcher per io_context (an Asio service of that context, so the in-memory sessions of the
+// tests and the fuzzer batch as the TCP ones do). A session submits its request's (public key,
+// message, signature) and suspends; the first submission of a batch posts a drain behind the
+// handlers already queued on the loop, so requests whose bytes arrived in the same turn of the
+// loop join it; the drain verifies what was collected and completes each submission. A request
+// with nothing else waiting is verified alone by the next handler the loop runs (the same
+// sr25519::verify as without batching).
+//
+// A batch that fails (a forged or corrupted signature among honest ones) falls back to one
+// verify per item inside verify_each_with_batch, so an honest request never fails for its
+// neighbour. After such a batch the batcher verifies the next batches item by item for a while
+// (doubling with each failed batch, up to max_penalty_batches), so a flood of forged requests
+// costs about what it costs without batching, not a batch equation on top of each verify.
+#pragma once
+
+#include "transport/net.hpp"
+
+#include <bt/keypair.hpp>
+
+#include <boost/asio/execution_context.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace bt::detail {
+
+class axon_metrics;
+
+/// Called exactly once per submission: `fn(arg, valid)` with the verdict, or `discard(arg)` when
+/// the loop shuts down before the verdict (the waiting coroutine is then destroyed, not resumed).
+struct verify_completion {
+  void (*fn)(void* arg, bool valid) noexcept = nullptr;
+  void (*discard)(void* arg) noexcept = nullptr;
+  void* arg = nullptr;
+};
+
+/// One signature to decide. Owns its bytes: nothing of the request is read after submit().
+struct signature_check {
+  public_key_bytes key{};
+  std::array<std::uint8_t, 64> signature{};
+  std::string message;
+};
+
+class verify_batcher final : public net::execution_context::service {
+ public:
+  using key_type = verify_batcher;
+  static inline net::execution_context::id id;
+
+  /// A failed batch makes the next batches verify item by item; at most this many in a row.
+  static constexpr unsigned max_penalty_batches = 64;
+
+  explicit verify_batcher(net::execution_context& ctx);
+  ~verify_batcher() override;
+
+  /// The batcher of `ex`'s context (created on first use).
+  static verify_batcher& of(const net::io_context::executor_type& ex) {
+    return net::use_service<verify_batcher>(ex.context());
+  }
+
+  /// Queues `check`; `done` is called from the drain, on a thread running `ex`'s context (never
+  /// inside submit()). `max_batch` (at least 2) bounds one batch equation; `stats` (may be null)
+  /// counts the batches. Thread-safe.
+  void submit(const net::io_context::executor_type& ex, signature_check check,
+              std::size_t max_batch, axon_metrics* stats, verify_completion done);
+
+ private:
+  struct item {
+    signature_check check;
+    std::size_t max_batch;
+    axon_metrics* stats;
+    verify_completion done;
+  };
+
+  void shutdown() override;
+  /// Verifies and completes everything queued, in batches of at most the first item's max_batch.
+  void drain();
+  /// The verdicts of `batch` into `valid` (same size), by one batch equation or item by item.
+  void decide(std::span<item> batch, std::span<std::error_code> valid);
+
+  std::mutex m_;
+  std::vector<item> queued_;   // waiting for the posted drain
+  bool drain_posted_ = false;  // a drain is posted and has not taken queued_ yet
+  unsigned penalty_ = 0;       // batches to verify item by item after the last failed one
+  unsigned next_penalty_ = 1;  // doubles with each failed batch, reset by one that passes
+};
+
+}  // namespace bt::detail
