@@ -52,6 +52,13 @@ TEST_CASE("axon_info::parse: the message names the flag, the text and the wrong 
           "--target '1.2.3.4:" + port + ":" + bob + "': the port '" + port +
               "' is not an integer from 1 to 65535");
   }
+  // A host name is no address: a dendrite resolves nothing (AxonInfo carries IP literals).
+  CHECK(axon_parse_error("localhost:8091:" + bob, "--axon") ==
+        "--axon 'localhost:8091:" + bob +
+            "': 'localhost' is not an IP address; an axon is addressed by its IP, as AxonInfo "
+            "has it (this machine: 127.0.0.1 or [::1])");
+  CHECK(axon_parse_error("1.2.3:8091:" + bob).find("'1.2.3' is not an IP address") !=
+        std::string::npos);
   CHECK(axon_parse_error("1.2.3.4:1:") ==
         "'1.2.3.4:1:': the hotkey is empty (expected IP:PORT:HOTKEY)");
   CHECK(axon_parse_error("1.2.3.4:1:hello")

@@ -103,6 +103,7 @@ case "$TOOL" in
     usage "unknown option '--axon.ip' for bt-dendrite query" query --axon.ip 1
     # A target hotkey is checked before anything is sent, and the argument is named.
     usage "--axon '127.0.0.1:18091:hello': hotkey 'hello' is not an SS58 address (" query --uri //Alice --axon 127.0.0.1:18091:hello
+    usage "--axon 'localhost:18091:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY': 'localhost' is not an IP address; an axon is addressed by its IP, as AxonInfo has it (this machine: 127.0.0.1 or [::1])" query --uri //Alice --axon localhost:18091:5GNJqTPyNqANBkUVMN1LPPrxXnFouWXoe2wNSmmEoLctxiZY
     usage "--axons: cannot read $TMP/none.json: No such file or directory" query --uri //Alice --axons "$TMP/none.json"
     usage "--axons: cannot read $TMP: Is a directory" query --uri //Alice --axons "$TMP"
     # The wrong kind of file: what it looks like, and what --axons expects, with an example.

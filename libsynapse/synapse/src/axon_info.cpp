@@ -69,6 +69,14 @@ axon_info axon_info::parse(std::string_view text, std::string_view name) {
   std::string_view ip = text.substr(0, c1);
   if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
   if (ip.empty()) throw bad("the IP is empty (expected IP:PORT:HOTKEY)");
+  // An IP literal, as AxonInfo carries it: a dendrite connects to addresses and resolves no name.
+  const std::string ip_text(ip);
+  if (std::array<unsigned char, 16> bytes{};
+      ::inet_pton(AF_INET, ip_text.c_str(), bytes.data()) != 1 &&
+      ::inet_pton(AF_INET6, ip_text.c_str(), bytes.data()) != 1)
+    throw bad("'" + ip_text +
+              "' is not an IP address; an axon is addressed by its IP, as AxonInfo has it (this "
+              "machine: 127.0.0.1 or [::1])");
   const std::string_view port = text.substr(c1 + 1, c2 - c1 - 1);
   unsigned p = 0;
   const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);

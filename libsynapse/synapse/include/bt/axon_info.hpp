@@ -24,7 +24,8 @@ struct axon_info {
 
   /// The one parser of the "IP:PORT:HOTKEY" form every command-line program takes (IPv6 as
   /// "[::1]:8091:5F..." or bare "::1:8091:5F...": the text is split at its last two colons).
-  /// IP must be non-empty, PORT a decimal in 1..65535, HOTKEY an SS58 address (a typo would
+  /// IP must be an IP address (a host name such as "localhost" is refused: a dendrite resolves
+  /// nothing), PORT a decimal in 1..65535, HOTKEY an SS58 address (a typo would
   /// otherwise be signed for a key nobody holds and end in the axon's 401); ip_type follows the
   /// IP's form, the other fields keep their defaults. Throws std::invalid_argument
   /// "NAME 'TEXT': <the part that is wrong and why>", NAME being `name` (a flag such as
