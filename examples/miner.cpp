@@ -4,8 +4,12 @@
 //   example_miner [PORT [IP [HOTKEY_URI]]]     # defaults: 8091, "::" (all) and the dev key //Alice
 //
 // A real miner loads its hotkey from the wallet instead, starting from the tools' environment
-// (BT_WALLET_PATH, BT_WALLET_NAME, BT_WALLET_HOTKEY) so that both find the same keys:
-//   auto c = bt::wallet_config::from_env(); c.name = "miner"; bt::wallet(c).load_hotkey()
+// (BT_WALLET_PATH, BT_WALLET_NAME, BT_WALLET_HOTKEY) so that both find the same keys, and
+// publishes the wallet's coldkey in AxonInfo (without it, AxonInfo says "coldkey":""):
+//   auto c = bt::wallet_config::from_env(); c.name = "miner"; const bt::wallet w(c);
+//   bt::error err; bt::axon_options o{.port = 8091};
+//   if (auto coldkey = w.coldkeypub_ss58(err)) o.coldkey = *coldkey;
+//   bt::axon ax(w.load_hotkey(), o);
 #include <bt/axon.hpp>
 
 #include <cstdint>
