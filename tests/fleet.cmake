@@ -20,4 +20,11 @@ if(BT_BUILD_TOOLS AND TARGET bt-axon AND TARGET bt-dendrite)
                    $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-dendrite>)
   set_tests_properties("fleet: an axon killed during load" "fleet: Redis stopped during load"
                        PROPERTIES TIMEOUT 180 LABELS fleet RUN_SERIAL ON)
+  # --wallet.*: the axons serve a wallet's hotkey; scripts/fleet's usage errors.
+  if(TARGET bt-wallet)
+    add_test(NAME "fleet: a wallet's hotkey"
+             COMMAND ${BT_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/fleet/fleet_wallet_test.sh
+                     $<TARGET_FILE:bt-axon> $<TARGET_FILE:bt-dendrite> $<TARGET_FILE:bt-wallet>)
+    set_tests_properties("fleet: a wallet's hotkey" PROPERTIES TIMEOUT 180 LABELS fleet)
+  endif()
 endif()

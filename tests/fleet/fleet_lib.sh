@@ -49,7 +49,7 @@ fleet_on_exit() {
 }
 trap fleet_on_exit EXIT
 
-# fleet_start N: scripts/fleet N in the background (its directory, with the axons' logs, inside
+# fleet_start N [ARGS...]: scripts/fleet N ARGS... in the background (its directory, with the axons' logs, inside
 # ours), waits for its BT_FLEET_INFO and for HAProxy's first health check of every axon.
 fleet_start() {
   for exe in "$axon" "$dendrite"; do
@@ -60,7 +60,7 @@ fleet_start() {
   done
   mkdir -p "$tmp/work"
   TMPDIR=$tmp/work BT_FLEET_KEEP=1 BT_AXON_EXE=$axon BT_FLEET_INFO=$tmp/info BT_FLEET_DEBUG=1 \
-    BT_FLEET_AXON_ARGS=${fleet_axon_args:-} "$src/scripts/fleet" "$1" >"$tmp/fleet.out" 2>&1 &
+    BT_FLEET_AXON_ARGS=${fleet_axon_args:-} "$src/scripts/fleet" "$@" >"$tmp/fleet.out" 2>&1 &
   fleet=$!
   for _ in $(seq 600); do
     [[ -f "$tmp/info" ]] && break
