@@ -12,12 +12,14 @@
 #include <bt/examples/dummy.hpp>
 #include <bt/json.hpp>
 #include <bt/keypair.hpp>
+#include <bt/metrics.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "ops/axon_metrics.hpp"
 #include "state/verify_batcher.hpp"
 #include "support/dev_keys.hpp"
 #include "support/dummy_request.hpp"
@@ -165,18 +167,68 @@ TEST_CASE("verify_batcher: signatures submitted together get each their own verd
   CHECK(v.discarded == 0);
 }
 
-TEST_CASE("verify_batcher: a lone signature and batches bounded by max_batch",
+/// The batcher's counters, as the axon's metrics render them.
+struct batch_counts {
+  bt::metrics::registry reg;
+  bt::detail::axon_metrics stats{reg};
+  double of(const std::string& series) {
+    const std::string text = "\n" + reg.render();
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + series.size() + 2));
+  }
+  double batches() { return of("bt_axon_verify_batches_total"); }
+  double in_batches() { return of("bt_axon_verified_in_batches_total"); }
+};
+
+TEST_CASE("verify_batcher: a lone signature is verified alone, and max_batch bounds a batch",
           "[axon][verify_batch]") {
   bt::init_crypto();
   boost::asio::io_context loop(1);
   auto& batcher = bt::detail::verify_batcher::of(loop.get_executor());
+  batch_counts counts;
   verdicts v;
-  const std::size_t count = GENERATE(1u, 5u);
-  for (std::size_t i = 0; i < count; ++i)
-    batcher.submit(loop.get_executor(), check_of(bt::test::alice(), "m" + std::to_string(i)), 2,
-                   nullptr, v.completion());
-  loop.run();
-  CHECK(v.valid == std::vector<int>(count, 1));
+  SECTION("one") {
+    batcher.submit(loop.get_executor(), check_of(bt::test::alice(), "alone"), 64, &counts.stats,
+                   v.completion());
+    loop.run();
+    CHECK(v.valid == std::vector<int>{1});
+    CHECK(counts.batches() == 0);
+  }
+  SECTION("five, at most two per batch: 2 + 2 + 1") {
+    for (int i = 0; i < 5; ++i)
+      batcher.submit(loop.get_executor(), check_of(bt::test::alice(), "m" + std::to_string(i)), 2,
+                     &counts.stats, v.completion());
+    loop.run();
+    CHECK(v.valid == std::vector<int>(5, 1));
+    CHECK(counts.batches() == 2);
+    CHECK(counts.in_batches() == 4);
+  }
+}
+
+TEST_CASE("verify_batcher: after a failed batch the next one is verified item by item",
+          "[axon][verify_batch]") {
+  bt::init_crypto();
+  boost::asio::io_context loop(1);
+  auto& batcher = bt::detail::verify_batcher::of(loop.get_executor());
+  batch_counts counts;
+  verdicts v;
+  const auto round = [&](int forged_at) {
+    for (int i = 0; i < 4; ++i)
+      batcher.submit(loop.get_executor(),
+                     check_of(bt::test::bob(), "r" + std::to_string(i), i == forged_at), 64,
+                     &counts.stats, v.completion());
+    loop.restart();
+    loop.run();
+  };
+  round(2);  // a batch, which fails: each item verified alone, only the forged one refused
+  CHECK(v.valid == std::vector<int>{1, 1, 0, 1});
+  CHECK(counts.batches() == 1);
+  round(-1);  // the penalty: item by item (no batch counted); all valid, so the penalty ends
+  CHECK(counts.batches() == 1);
+  round(-1);  // batched again
+  CHECK(counts.batches() == 2);
+  CHECK(v.valid == std::vector<int>{1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1});
 }
 
 TEST_CASE("verify_batcher: a loop destroyed before its drain discards the waiting submissions",
