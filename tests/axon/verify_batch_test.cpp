@@ -149,14 +149,13 @@ TEST_CASE("verify_batcher: signatures submitted together get each their own verd
           "[axon][verify_batch]") {
   bt::init_crypto();
   boost::asio::io_context loop(1);
-  auto& batcher = bt::detail::verify_batcher::of(loop.get_executor());
+  auto& batcher = bt::detail::verify_batcher::of(loop);
   verdicts v;
   const bool with_forgery = GENERATE(false, true);
   CAPTURE(with_forgery);
   const bt::keypair keys[] = {bt::test::alice(), bt::test::bob()};
   for (int i = 0; i < 6; ++i)
-    batcher.submit(loop.get_executor(),
-                   check_of(keys[i % 2], "message " + std::to_string(i), with_forgery && i == 3),
+    batcher.submit(check_of(keys[i % 2], "message " + std::to_string(i), with_forgery && i == 3),
                    64, nullptr, v.completion());
   CHECK(v.valid == std::vector<int>(6, -1));  // nothing decided inside submit()
   loop.run();
@@ -185,20 +184,19 @@ TEST_CASE("verify_batcher: a lone signature is verified alone, and max_batch bou
           "[axon][verify_batch]") {
   bt::init_crypto();
   boost::asio::io_context loop(1);
-  auto& batcher = bt::detail::verify_batcher::of(loop.get_executor());
+  auto& batcher = bt::detail::verify_batcher::of(loop);
   batch_counts counts;
   verdicts v;
   SECTION("one") {
-    batcher.submit(loop.get_executor(), check_of(bt::test::alice(), "alone"), 64, &counts.stats,
-                   v.completion());
+    batcher.submit(check_of(bt::test::alice(), "alone"), 64, &counts.stats, v.completion());
     loop.run();
     CHECK(v.valid == std::vector<int>{1});
     CHECK(counts.batches() == 0);
   }
   SECTION("five, at most two per batch: 2 + 2 + 1") {
     for (int i = 0; i < 5; ++i)
-      batcher.submit(loop.get_executor(), check_of(bt::test::alice(), "m" + std::to_string(i)), 2,
-                     &counts.stats, v.completion());
+      batcher.submit(check_of(bt::test::alice(), "m" + std::to_string(i)), 2, &counts.stats,
+                     v.completion());
     loop.run();
     CHECK(v.valid == std::vector<int>(5, 1));
     CHECK(counts.batches() == 2);
@@ -210,13 +208,12 @@ TEST_CASE("verify_batcher: after a failed batch the next one is verified item by
           "[axon][verify_batch]") {
   bt::init_crypto();
   boost::asio::io_context loop(1);
-  auto& batcher = bt::detail::verify_batcher::of(loop.get_executor());
+  auto& batcher = bt::detail::verify_batcher::of(loop);
   batch_counts counts;
   verdicts v;
   const auto round = [&](int forged_at) {
     for (int i = 0; i < 4; ++i)
-      batcher.submit(loop.get_executor(),
-                     check_of(bt::test::bob(), "r" + std::to_string(i), i == forged_at), 64,
+      batcher.submit(check_of(bt::test::bob(), "r" + std::to_string(i), i == forged_at), 64,
                      &counts.stats, v.completion());
     loop.restart();
     loop.run();
@@ -237,10 +234,9 @@ TEST_CASE("verify_batcher: a loop destroyed before its drain discards the waitin
   verdicts v;
   {
     boost::asio::io_context loop(1);
-    auto& batcher = bt::detail::verify_batcher::of(loop.get_executor());
+    auto& batcher = bt::detail::verify_batcher::of(loop);
     for (int i = 0; i < 3; ++i)
-      batcher.submit(loop.get_executor(), check_of(bt::test::alice(), "never decided"), 64, nullptr,
-                     v.completion());
+      batcher.submit(check_of(bt::test::alice(), "never decided"), 64, nullptr, v.completion());
   }  // never run
   CHECK(v.discarded == 3);
   CHECK(v.valid == std::vector<int>(3, -1));

@@ -104,10 +104,10 @@ task<bool> await_signature(request_state& st, const strand_t& strand) {
       [&st, &strand](auto handler) {
         using wait = signature_wait<decltype(handler)>;
         auto w = std::make_unique<wait>(wait{std::move(handler)});
-        const auto loop = strand.get_inner_executor();
-        verify_batcher::of(loop).submit(
-            loop, std::move(st.pending_signature), st.core.opts.verify_batch_max,
-            st.core.stats.get(), verify_completion{&wait::complete, &wait::discard, w.get()});
+        verify_batcher::of(strand.get_inner_executor().context())
+            .submit(std::move(st.pending_signature), st.core.opts.verify_batch_max,
+                    st.core.stats.get(),
+                    verify_completion{&wait::complete, &wait::discard, w.get()});
         w.release();  // the batcher's now: completed or discarded exactly once
       },
       net::use_awaitable_t<strand_t>{});

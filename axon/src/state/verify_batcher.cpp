@@ -13,7 +13,7 @@
 namespace bt::detail {
 
 verify_batcher::verify_batcher(net::execution_context& ctx)
-    : net::execution_context::service(ctx) {}
+    : net::execution_context::service(ctx), loop_(static_cast<net::io_context&>(ctx)) {}
 
 verify_batcher::~verify_batcher() {
   shutdown();
@@ -32,8 +32,8 @@ void verify_batcher::shutdown() {
   for (item& it : left) it.done.discard(it.done.arg);
 }
 
-void verify_batcher::submit(const net::io_context::executor_type& ex, signature_check check,
-                            std::size_t max_batch, axon_metrics* stats, verify_completion done) {
+void verify_batcher::submit(signature_check check, std::size_t max_batch, axon_metrics* stats,
+                            verify_completion done) {
   bool post = false;
   {
     std::lock_guard lk(m_);
@@ -42,7 +42,7 @@ void verify_batcher::submit(const net::io_context::executor_type& ex, signature_
   }
   // Behind every handler already queued on the loop: the requests that arrived with this one
   // are parsed and submitted before the drain runs.
-  if (post) net::post(ex, [this] { drain(); });
+  if (post) net::post(loop_, [this] { drain(); });
 }
 
 void verify_batcher::drain() {

@@ -59,19 +59,21 @@ class verify_batcher final : public net::execution_context::service {
   /// A failed batch makes the next batches verify item by item; at most this many in a row.
   static constexpr unsigned max_penalty_batches = 64;
 
+  /// Created by of() only, so its context is an io_context.
   explicit verify_batcher(net::execution_context& ctx);
   ~verify_batcher() override;
 
-  /// The batcher of `ex`'s context (created on first use).
-  static verify_batcher& of(const net::io_context::executor_type& ex) {
-    return net::use_service<verify_batcher>(ex.context());
+  /// The batcher of `loop` (created on first use).
+  static verify_batcher& of(net::io_context& loop) {
+    return net::use_service<verify_batcher>(loop);
   }
 
-  /// Queues `check`; `done` is called from the drain, on a thread running `ex`'s context (never
-  /// inside submit()). `max_batch` (at least 2) bounds one batch equation; `stats` (may be null)
-  /// counts the batches. Thread-safe.
-  void submit(const net::io_context::executor_type& ex, signature_check check,
-              std::size_t max_batch, axon_metrics* stats, verify_completion done);
+  /// Queues `check`; `done` is called from the drain, on a thread running the batcher's loop
+  /// (never inside submit()). `max_batch` (2 at least) bounds one batch equation: a drain's
+  /// batches take the bound of their first item. `stats` (may be null) counts each batch, on its
+  /// first item's axon (axons sharing a loop: the tests' in-memory ones). Thread-safe.
+  void submit(signature_check check, std::size_t max_batch, axon_metrics* stats,
+              verify_completion done);
 
  private:
   struct item {
@@ -84,9 +86,10 @@ class verify_batcher final : public net::execution_context::service {
   void shutdown() override;
   /// Verifies and completes everything queued, in batches of at most the first item's max_batch.
   void drain();
-  /// The verdicts of `batch` into `valid` (same size), by one batch equation or item by item.
-  void decide(std::span<item> batch, std::span<std::error_code> valid);
+  /// The verdicts of `batch` into `verdicts` (same size): one batch equation, or item by item.
+  void decide(std::span<item> batch, std::span<std::error_code> verdicts);
 
+  net::io_context& loop_;
   std::mutex m_;
   std::vector<item> queued_;   // waiting for the posted drain
   bool drain_posted_ = false;  // a drain is posted and has not taken queued_ yet
