@@ -3,13 +3,14 @@
 // query() blocks with the GIL released while the C++ calls run: a single axon's call (and a
 // blocking Epistula call) on the calling thread's own lane (caller_lanes.hpp: no hand-off to and
 // from the dendrite's I/O thread), a list of axons on the shared dendrite's fan-out. forward()
-// returns an asyncio future of the caller's running loop: the C++ completion (on a dendrite I/O
-// thread) takes the GIL only to build the results and hand them to loop.call_soon_threadsafe; no
-// thread is started per call. Cancelling the awaited future emits the operation's cancellation
-// signal on the call's own strand, which ends the calls still running (503 "Request cancelled").
-// The completion handler is bound to that strand, and the dendrite clears the signal's slot on the
-// handler's executor, so emission and completion never run at once, with any number of dendrite
-// threads.
+// returns an asyncio future of the caller's running loop (called with no loop running, a
+// coroutine that makes it when awaited: awaitable_in_running_loop): the C++ completion (on a
+// dendrite I/O thread) takes the GIL only to build the results and hand them to
+// loop.call_soon_threadsafe; no thread is started per call. Cancelling the awaited future emits the
+// operation's cancellation signal on the call's own strand, which ends the calls still running (503
+// "Request cancelled"). The completion handler is bound to that strand, and the dendrite clears the
+// signal's slot on the handler's executor, so emission and completion never run at once, with any
+// number of dendrite threads.
 #include "caller_lanes.hpp"
 #include "common.hpp"
 #include "dendrite_calls.hpp"
@@ -226,20 +227,21 @@ class py_dendrite {
 
   py::object forward(py::handle axons, const py_synapse& syn, double timeout) {
     auto parsed = axons_from_py(axons);
-    std::vector<bt::axon_info> targets = std::move(parsed.first);
-    const bool single = parsed.second;
     check_timeout(timeout);
-    call_gate::ticket t;
-    auto& d = enter(t);
-    bt::dynamic_synapse copy = syn.s;
-    return loop_future<std::vector<bt::dynamic_synapse>>(
-        d, gate_,
-        [type = syn.type, single](std::vector<bt::dynamic_synapse>&& rs) {
-          return results_to_py(type, std::move(rs), single);
-        },
-        [&](auto token) {
-          d.async_forward(std::move(targets), std::move(copy), timeout, std::move(token));
-        });
+    auto start = [this, self = py::cast(this), targets = std::move(parsed.first),
+                  single = parsed.second, copy = syn.s, type = syn.type, timeout]() mutable {
+      call_gate::ticket t;
+      auto& d = enter(t);
+      return loop_future<std::vector<bt::dynamic_synapse>>(
+          d, gate_,
+          [type, single](std::vector<bt::dynamic_synapse>&& rs) {
+            return results_to_py(type, std::move(rs), single);
+          },
+          [&](auto token) {
+            d.async_forward(std::move(targets), std::move(copy), timeout, std::move(token));
+          });
+    };
+    return awaitable_in_running_loop(py::cpp_function(std::move(start)));
   }
 
   py::object epistula_call(py::handle axon, std::string method, std::string path,
@@ -257,12 +259,16 @@ class py_dendrite {
 
   py::object async_epistula_call(py::handle axon, std::string method, std::string path,
                                  py::handle json_body, double timeout) {
-    auto args = epistula_from_py(axon, std::move(method), std::move(path), json_body, timeout);
-    call_gate::ticket t;
-    auto& d = enter(t);
-    return loop_future<bt::epistula_response>(
-        d, gate_, [](bt::epistula_response&& r) { return py::cast(std::move(r)); },
-        [&](auto token) { args.start(d, std::move(token)); });
+    auto start = [this, self = py::cast(this),
+                  args = epistula_from_py(axon, std::move(method), std::move(path), json_body,
+                                          timeout)]() mutable {
+      call_gate::ticket t;
+      auto& d = enter(t);
+      return loop_future<bt::epistula_response>(
+          d, gate_, [](bt::epistula_response&& r) { return py::cast(std::move(r)); },
+          [&](auto token) { args.start(d, std::move(token)); });
+    };
+    return awaitable_in_running_loop(py::cpp_function(std::move(start)));
   }
 
   /// The streaming call: an async generator yielding the body's bytes as they arrive (split
@@ -401,6 +407,11 @@ class _StreamEnd:
 
 _stream_end = _StreamEnd()
 
+async def _start_when_awaited(start):
+    """Dendrite.forward's awaitable made outside a running loop: starts the call in the loop
+    that awaits it."""
+    return await start()
+
 async def _stream_iter(queue, cancel, end):
     done = False
     try:
@@ -514,8 +525,9 @@ void init_dendrite(py::module_& m) {
            "is released while the calls run; a single axon's call runs on the calling thread.")
       .def("forward", &py_dendrite::forward, py::arg("axons"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
-           "Awaitable (asyncio future of the running loop) with query()'s result. Cancelling it "
-           "cancels the C++ calls.")
+           "Awaitable with query()'s result: an asyncio future of the running loop (the calls "
+           "start at once), or, called with no loop running (asyncio.run(d.forward(...))), a "
+           "coroutine that starts them when awaited. Cancelling it cancels the C++ calls.")
       .def("call_stream", &py_dendrite::call_stream, py::arg("axon"), py::arg("synapse"),
            py::arg("timeout") = 12.0,
            "Async generator: the streamed body's bytes as they arrive, then the final synapse "
@@ -529,8 +541,8 @@ void init_dendrite(py::module_& m) {
       .def("async_epistula_call", &py_dendrite::async_epistula_call, py::arg("axon"),
            py::arg("method"), py::arg("path"), py::arg("json_body") = py::bytes(),
            py::arg("timeout") = 12.0,
-           "Awaitable epistula_call (asyncio future of the running loop); cancelling it cancels "
-           "the C++ call.")
+           "Awaitable epistula_call (an asyncio future of the running loop, or a coroutine when "
+           "called with no loop running, as forward); cancelling it cancels the C++ call.")
       .def_property_readonly("uuid", [](py_dendrite& d) { return d.get().uuid(); })
       .def_property_readonly("hotkey",
                              [](py_dendrite& d) { return d.get().hotkey().ss58_address(); })

@@ -164,4 +164,14 @@ py::object loop_future(bt::dendrite& d, const std::shared_ptr<call_gate>& gate, 
   return fut;
 }
 
+/// The awaitable an async call returns. `start()` initiates the call and returns its
+/// loop_future. Called inside a running loop, `start()` runs now: the call is under way before
+/// the first await, as with any asyncio future. Called with no loop running (the argument of
+/// `asyncio.run(d.forward(...))` is evaluated before the loop exists), a coroutine that runs
+/// `start()` on its first await, in the loop that awaits it.
+inline py::object awaitable_in_running_loop(const py::object& start) {
+  if (!py::module_::import("asyncio").attr("_get_running_loop")().is_none()) return start();
+  return py::module_::import("bittensor_cpp").attr("_start_when_awaited")(start);
+}
+
 }  // namespace btpy

@@ -33,6 +33,31 @@ def test_forward_awaitable(bt_axon, alice, Dummy):
     assert len(rs) == 1 and rs[0].dummy_output == 6
 
 
+def test_forward_made_outside_a_running_loop(bt_axon, alice, Dummy):
+    """`asyncio.run(d.forward(...))` evaluates forward() before any loop runs: it returns a
+    coroutine that starts the call in the loop awaiting it (inside a loop: a future of that
+    loop, the call already under way). A bad argument is refused when forward() is called."""
+    with bt.Dendrite(alice) as d:
+        one = asyncio.run(d.forward(bt_axon, Dummy(dummy_input=4), timeout=10))
+        assert one.dummy_output == 8 and one.dendrite.status_code == 200
+        rs = asyncio.run(d.forward([bt_axon] * 3, Dummy(dummy_input=5), timeout=10))
+        assert [r.dummy_output for r in rs] == [10] * 3
+        r = asyncio.run(d.async_epistula_call(bt_axon, "POST", "/echo", {"x": 1}, timeout=10))
+        assert r.error is None and r.status == 200
+
+        async def inside():
+            fut = d.forward([bt_axon], Dummy(dummy_input=6), timeout=10)
+            assert isinstance(fut, asyncio.Future)
+            return await fut
+
+        assert asyncio.run(inside())[0].dummy_output == 12
+        with pytest.raises(ValueError, match="timeout"):
+            d.forward([bt_axon], Dummy(dummy_input=1), timeout=-1)
+        late = d.forward([bt_axon], Dummy(dummy_input=1), timeout=10)
+    with pytest.raises(ValueError, match="Dendrite is closed"):
+        asyncio.run(late)  # made before close(), awaited after it: nothing starts
+
+
 def test_gather_256_forwards(bt_axon, alice, Dummy):
     async def main():
         with bt.Dendrite(alice) as d:
@@ -172,8 +197,9 @@ def test_bad_inputs(bt_axon, alice, Dummy):
             d.query(bt_axon, Dummy(dummy_input=1), timeout=-1)
         with pytest.raises(ValueError):
             d.query(bt_axon, Dummy(dummy_input=1), timeout=float("nan"))
-        with pytest.raises(RuntimeError, match="no running event loop"):
-            d.forward(bt_axon, Dummy(dummy_input=1))
+        unawaited = d.forward(bt_axon, Dummy(dummy_input=1))  # no loop: a coroutine, not run
+        assert asyncio.iscoroutine(unawaited)
+        unawaited.close()
         with pytest.raises(ValueError):
             bt.AxonInfo(ip="127.0.0.1", port=70000, hotkey="x")
         bad_ip = bt.AxonInfo(ip="not-an-ip", port=1, hotkey=bt_axon.hotkey)
