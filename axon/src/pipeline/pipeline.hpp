@@ -7,10 +7,10 @@
 
 #include "auth/conn_session.hpp"
 #include "auth/epistula.hpp"
-#include "state/verify_batcher.hpp"
 #include "errors/axon_errc.hpp"
 #include "ops/axon_metrics.hpp"
 #include "pipeline/response.hpp"
+#include "state/verify_batcher.hpp"
 #include "state/worker_pool.hpp"
 #include "transport/net.hpp"
 #include "transport/request_parser.hpp"
