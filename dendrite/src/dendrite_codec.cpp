@@ -22,6 +22,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 
 namespace bt::detail {
@@ -274,22 +275,23 @@ std::string plain_target_problem(std::string_view method, std::string_view path)
 
 namespace {
 
-/// A plain request's head up to its own fields: request line, Host, Content-Type
-/// application/json, Content-Length; `head` is cleared first. Append fields with
-/// add_head_field() and end with end_head().
-void begin_json_head(std::string_view method, std::string_view target, std::string_view host,
-                     std::size_t body_bytes, std::string& head) {
+/// One header of a plain request's dialect; an empty value is not sent (an optional header).
+struct head_field {
+  std::string_view name;
+  std::string_view value;
+};
+
+/// A plain request's head: request line, Host, Content-Type application/json, Content-Length,
+/// then the dialect's own fields; `head` is cleared first.
+void encode_json_head(std::string_view method, std::string_view target, std::string_view host,
+                      std::size_t body_bytes, std::initializer_list<head_field> fields,
+                      std::string& head) {
   head.clear();
   head.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ").append(host);
   head.append("\r\nContent-Type: application/json\r\nContent-Length: ");
   append_int(body_bytes, head);
-}
-
-void add_head_field(std::string& head, std::string_view name, std::string_view value) {
-  head.append("\r\n").append(name).append(": ").append(value);
-}
-
-void end_head(std::string& head) {
+  for (const head_field& f : fields)
+    if (!f.value.empty()) head.append("\r\n").append(f.name).append(": ").append(f.value);
   head.append("\r\n\r\n");
 }
 
@@ -298,27 +300,27 @@ void end_head(std::string& head) {
 void encode_epistula_head(std::string_view method, std::string_view path, std::string_view host,
                           const epistula::request_headers& h, std::size_t body_bytes,
                           std::string& head) {
-  begin_json_head(method, path, host, body_bytes, head);
-  add_head_field(head, epistula::version_header, epistula::version);
-  add_head_field(head, epistula::timestamp_header, h.timestamp);
-  add_head_field(head, epistula::uuid_header, h.uuid);
-  add_head_field(head, epistula::signed_by_header, h.signed_by);
-  if (!h.signed_for.empty()) add_head_field(head, epistula::signed_for_header, h.signed_for);
-  add_head_field(head, epistula::signature_header, h.signature);
-  end_head(head);
+  encode_json_head(method, path, host, body_bytes,
+                   {{epistula::version_header, epistula::version},
+                    {epistula::timestamp_header, h.timestamp},
+                    {epistula::uuid_header, h.uuid},
+                    {epistula::signed_by_header, h.signed_by},
+                    {epistula::signed_for_header, h.signed_for},
+                    {epistula::signature_header, h.signature}},
+                   head);
 }
 
 void encode_btauth_head(std::string_view method, std::string_view target, std::string_view host,
                         const btauth::request_headers& h, std::size_t body_bytes,
                         std::string& head) {
-  begin_json_head(method, target, host, body_bytes, head);
-  add_head_field(head, btauth::version_header, btauth::version);
-  add_head_field(head, btauth::hotkey_header, h.hotkey);
-  add_head_field(head, btauth::nonce_header, h.nonce);
-  add_head_field(head, btauth::signature_header, h.signature);
-  if (!h.crypto.empty()) add_head_field(head, btauth::crypto_header, h.crypto);
-  if (!h.receiver.empty()) add_head_field(head, btauth::receiver_header, h.receiver);
-  end_head(head);
+  encode_json_head(method, target, host, body_bytes,
+                   {{btauth::version_header, btauth::version},
+                    {btauth::hotkey_header, h.hotkey},
+                    {btauth::nonce_header, h.nonce},
+                    {btauth::signature_header, h.signature},
+                    {btauth::crypto_header, h.crypto},
+                    {btauth::receiver_header, h.receiver}},
+                   head);
 }
 
 }  // namespace bt::detail
