@@ -38,4 +38,10 @@ endif()
 # libraries (cmake/bittensor_cppConfig.cmake.in); not needed to run the programs.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "cmake, pkg-config, libboost-dev (>= 1.81), nlohmann-json3-dev, libspdlog-dev, libssl-dev, libsodium-dev, libxxhash-dev, libhiredis-dev, libdecaf-dev")
+if(BT_INSTALL_SYSTEMD_UNIT)
+  # daemon-reload after install and removal, so that a running systemd sees the unit come and go.
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/debian/postinst
+                                         ${PROJECT_SOURCE_DIR}/packaging/debian/postrm)
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+endif()
 include(CPack)
