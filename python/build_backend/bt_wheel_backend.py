@@ -55,7 +55,7 @@ def _version():
     text = (SOURCE_ROOT / "CMakeLists.txt").read_text(encoding="utf-8")
     match = re.search(r"project\(\s*bittensor_cpp\s+VERSION\s+([0-9.]+)", text)
     if not match:
-        raise BuildError("no 'project(bittensor_cpp VERSION x.y.z' in " + str(SOURCE_ROOT / "CMakeLists.txt"))
+        raise BuildError("no 'project(bittensor_cpp VERSION x.y.z' in %s/CMakeLists.txt" % SOURCE_ROOT)
     return match.group(1)
 
 
