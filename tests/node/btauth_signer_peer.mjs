@@ -17,7 +17,7 @@
 import http from 'node:http';
 
 import { devKey, nowNs, signRequest } from './btauth.mjs';
-import { check, crypto, finish, startAxon as startBtAxon, startRedis as startRedisServer, stopAxon } from './peer_support.mjs';
+import { check, crypto, finish, startAxon as startBtAxon, sendJson, startRedis as startRedisServer, stopAxon } from './peer_support.mjs';
 
 const axonBinary = process.argv[2];
 const redisBinary = process.argv[3];
@@ -34,25 +34,7 @@ const freshNonce = () => nowNs() + (sequence += 1000n);
 
 const agent = new http.Agent({ keepAlive: false });
 /// Sends `body` as `method` to `target` with `headers` ({name: value} or [[name, value], ...]).
-function send(port, headers, body, { method = 'POST', target = '/echo' } = {}) {
-  const list = Array.isArray(headers) ? headers : Object.entries(headers);
-  const raw = [['Host', `127.0.0.1:${port}`], ['Content-Type', 'application/json'], ...list];
-  return new Promise((resolve, reject) => {
-    const r = http.request({ host: '127.0.0.1', port, method, path: target, agent, headers: raw.flat(), timeout: 12000 }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json = null;
-        try { json = JSON.parse(text); } catch { /* checked by the caller */ }
-        resolve({ status: res.statusCode, text, json, headers: res.headers });
-      });
-    });
-    r.on('timeout', () => r.destroy(new Error('request timed out')));
-    r.on('error', reject);
-    r.end(body);
-  });
-}
+const send = (port, headers, body, options = {}) => sendJson(port, headers, body, { agent, ...options });
 
 /// The refusal has `status` and a message that starts with `start` (the SDK's class, or the
 /// axon's prefix for a malformed head).

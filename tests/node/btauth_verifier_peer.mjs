@@ -15,9 +15,9 @@
 // as used) and then dropped: the connection is destroyed without an answer, the keep-alive race
 // a client retries on a new connection. Later requests to it are answered as above, with
 // "dropped_nonce": the nonce of the dropped request.
-import { createServer } from 'node:http';
 import { cryptoWaitReady } from '@polkadot/util-crypto';
 import { Refusal, nowNs, verifyRequest } from './btauth.mjs';
+import { serveReceiver } from './receiver_support.mjs';
 
 function headersOnce(req) {
   const h = {};
@@ -50,40 +50,22 @@ async function main() {
   await cryptoWaitReady();
   const seen = new Set();
   const dropped = new Map();  // target -> the nonce of the request dropped
-  const server = createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      let status = 200;
-      let out;
-      try {
-        out = verify(req, Buffer.concat(chunks), self, seen);
-        if (req.url.startsWith('/drop-once')) {
-          if (!dropped.has(req.url)) {
-            dropped.set(req.url, out.nonce);
-            req.socket.destroy();
-            return;
-          }
-          out.dropped_nonce = dropped.get(req.url);
+  serveReceiver(self, (req, raw) => {
+    try {
+      const out = verify(req, raw, self, seen);
+      if (req.url.startsWith('/drop-once')) {
+        if (!dropped.has(req.url)) {
+          dropped.set(req.url, out.nonce);
+          req.socket.destroy();
+          return null;
         }
-      } catch (e) {
-        status = 401;
-        out = e instanceof Refusal ? { error: e.kind, why: e.message } : { error: `peer error: ${e.stack}` };
+        out.dropped_nonce = dropped.get(req.url);
       }
-      const text = JSON.stringify(out);
-      res.writeHead(status, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(text),
-      });
-      res.end(text);
-    });
+      return [200, out];
+    } catch (e) {
+      return [401, e instanceof Refusal ? { error: e.kind, why: e.message } : { error: `peer error: ${e.stack}` }];
+    }
   });
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`${JSON.stringify({ port: server.address().port, hotkey: self })}\n`);
-  });
-  process.on('SIGTERM', () => process.exit(0));
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
 }
 
 main().catch((e) => {

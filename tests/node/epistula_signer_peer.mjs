@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import {
-  check, crypto, finish, fromUri, ss58, startAxon as startBtAxon, startRedis as startRedisServer, stopAxon, util,
+  check, crypto, finish, fromUri, ss58, startAxon as startBtAxon, sendJson, startRedis as startRedisServer, stopAxon, util,
 } from './peer_support.mjs';
 
 const { u8aToHex, stringToU8a } = util;
@@ -55,26 +55,8 @@ function sign(pair, body, signedFor, { timestamp = Date.now(), uuid = randomUUID
 }
 
 const agent = new http.Agent({ keepAlive: false });
-/// Sends `body` with `headers` ({name: value} or [[name, value], ...] for repeated names).
-function send(port, headers, body, { method = 'POST', path = '/echo' } = {}) {
-  const list = Array.isArray(headers) ? headers : Object.entries(headers);
-  const raw = [['Host', `127.0.0.1:${port}`], ['Content-Type', 'application/json'], ...list];
-  return new Promise((resolve, reject) => {
-    const r = http.request({ host: '127.0.0.1', port, method, path, agent, headers: raw.flat(), timeout: 12000 }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json = null;
-        try { json = JSON.parse(text); } catch { /* checked by the caller */ }
-        resolve({ status: res.statusCode, text, json, headers: res.headers });
-      });
-    });
-    r.on('timeout', () => r.destroy(new Error('request timed out')));
-    r.on('error', reject);
-    r.end(body);
-  });
-}
+/// Sends `body` to /echo with `headers` ({name: value} or [[name, value], ...] for repeated names).
+const send = (port, headers, body, options = {}) => sendJson(port, headers, body, { agent, ...options });
 
 function refused(res, status, fragment, what) {
   const message = res.json?.message ?? '';

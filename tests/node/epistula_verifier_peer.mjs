@@ -17,8 +17,9 @@
 // "{sha256(body) hex}.{uuid}.{timestamp}.{signed_for}" for Signed-By; each header at most once;
 // Content-Type application/json; a non-empty body is JSON.
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
 import { cryptoWaitReady, decodeAddress, encodeAddress, signatureVerify } from '@polkadot/util-crypto';
+
+import { serveReceiver } from './receiver_support.mjs';
 
 const STALE_MS = 8000;
 const AHEAD_MS = 2000;
@@ -83,32 +84,13 @@ async function main() {
   if (!myHotkey) throw new Error('usage: node epistula_verifier_peer.mjs <hotkey ss58>');
   await cryptoWaitReady();
   const seen = new Set();
-  const server = createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      let status = 200;
-      let out;
-      try {
-        out = verify(req, Buffer.concat(chunks), myHotkey, seen);
-      } catch (e) {
-        status = 401;
-        out = { error: e instanceof Refusal ? e.message : `peer error: ${e.stack}` };
-      }
-      const text = JSON.stringify(out);
-      res.writeHead(status, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(text),
-      });
-      res.end(text);
-    });
+  serveReceiver(myHotkey, (req, raw) => {
+    try {
+      return [200, verify(req, raw, myHotkey, seen)];
+    } catch (e) {
+      return [401, { error: e instanceof Refusal ? e.message : `peer error: ${e.stack}` }];
+    }
   });
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`${JSON.stringify({ port: server.address().port, hotkey: myHotkey })}\n`);
-  });
-  process.on('SIGTERM', () => process.exit(0));
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
 }
 
 main().catch((e) => {

@@ -4,6 +4,7 @@
 // keeps its own protocol logic (what it sends and how it judges the answer); only this
 // scaffolding is written once.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
@@ -167,4 +168,29 @@ export async function startRedis(binary) {
   }
   child.kill('SIGKILL');
   throw new Error(`redis-server did not listen on ${port}`);
+}
+
+/**
+ * Sends `body` (a Buffer) as `method` to `target` on 127.0.0.1:`port` with JSON's Content-Type
+ * and `headers` ({name: value}, or [[name, value], ...] to repeat a name), through `agent`.
+ * Resolves {status, text, json (null when the body is not JSON), headers}.
+ */
+export function sendJson(port, headers, body, { method = 'POST', target = '/echo', agent } = {}) {
+  const list = Array.isArray(headers) ? headers : Object.entries(headers);
+  const raw = [['Host', `127.0.0.1:${port}`], ['Content-Type', 'application/json'], ...list];
+  return new Promise((resolve, reject) => {
+    const r = http.request({ host: '127.0.0.1', port, method, path: target, agent, headers: raw.flat(), timeout: 12000 }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* checked by the caller */ }
+        resolve({ status: res.statusCode, text, json, headers: res.headers });
+      });
+    });
+    r.on('timeout', () => r.destroy(new Error('request timed out')));
+    r.on('error', reject);
+    r.end(body);
+  });
 }
