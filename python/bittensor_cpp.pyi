@@ -131,8 +131,9 @@ class AxonInfo:
 
 AxonLike = Any  # AxonInfo, or any object with ip, port and hotkey attributes
 
-class EpistulaResponse:
-    """The answer to an Epistula call, or a client-side failure (error set)."""
+class HttpCallResponse:
+    """The answer to a request by method and path (epistula_call, btauth_call, a mixed fan-out's
+    plain targets), or a client-side failure (error set)."""
     status: int
     status_message: str
     error: Optional[str]  # "timeout", "connect_failed", "response_unauthenticated", ...
@@ -140,11 +141,33 @@ class EpistulaResponse:
     body: bytes
     process_time: Optional[float]
     verified: bool
-    uuid: str
+    uuid: str   # Epistula: the request's Epistula-Uuid
+    nonce: str  # btauth/1: the request's X-Bittensor-Nonce
     def header(self, name: str) -> Optional[str]: ...
     def json(self) -> Any: ...
 
+EpistulaResponse = HttpCallResponse  # its first name; the same class
+
 JsonBody = Any  # bytes (sent verbatim) or any JSON-able value (serialised)
+
+class MixedRequest:
+    """One target of a mixed fan-out (Dendrite.query_mixed, forward_mixed): the axon and the
+    dialect its miner speaks, "synapse" (sent the fan-out's synapse), "epistula" or "btauth"
+    (sent method, path and json_body). Immutable."""
+    def __init__(self, axon: AxonLike, dialect: str = "synapse", method: str = "POST",
+                 path: str = "", json_body: JsonBody = b"") -> None: ...
+    @property
+    def axon(self) -> AxonInfo: ...
+    @property
+    def dialect(self) -> str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def json_body(self) -> bytes: ...
+
+MixedTarget = Union[MixedRequest, AxonLike]  # a bare axon is a synapse target
 
 class Dendrite:
     # The keywords are bt::dendrite_options' table (durations in seconds).
@@ -160,7 +183,7 @@ class Dendrite:
               timeout: float = 12.0) -> List[Synapse]: ...
     @overload
     def query(self, axons: AxonLike, synapse: Synapse, timeout: float = 12.0) -> Synapse: ...
-    # forward and async_epistula_call: an asyncio.Future of the running loop, or, called with no
+    # forward, forward_mixed and the async_* calls: an asyncio.Future of the running loop, or, called with no
     # loop running (asyncio.run(d.forward(...))), a coroutine that starts the call when awaited.
     @overload
     def forward(self, axons: Sequence[AxonLike], synapse: Synapse,
@@ -171,10 +194,20 @@ class Dendrite:
     def call_stream(self, axon: AxonLike, synapse: Synapse,
                     timeout: float = 12.0) -> AsyncIterator[Union[bytes, Synapse]]: ...
     def epistula_call(self, axon: AxonLike, method: str, path: str, json_body: JsonBody = b"",
-                      timeout: float = 12.0) -> EpistulaResponse: ...
+                      timeout: float = 12.0) -> HttpCallResponse: ...
     def async_epistula_call(self, axon: AxonLike, method: str, path: str,
                             json_body: JsonBody = b"",
-                            timeout: float = 12.0) -> Awaitable[EpistulaResponse]: ...
+                            timeout: float = 12.0) -> Awaitable[HttpCallResponse]: ...
+    def btauth_call(self, axon: AxonLike, method: str, path: str, json_body: JsonBody = b"",
+                    timeout: float = 12.0) -> HttpCallResponse: ...
+    def async_btauth_call(self, axon: AxonLike, method: str, path: str,
+                          json_body: JsonBody = b"",
+                          timeout: float = 12.0) -> Awaitable[HttpCallResponse]: ...
+    # One answer per request, in order: a Synapse for a synapse target, else an HttpCallResponse.
+    def query_mixed(self, requests: Sequence[MixedTarget], synapse: Optional[Synapse] = None,
+                    timeout: float = 12.0) -> List[Union[Synapse, HttpCallResponse]]: ...
+    def forward_mixed(self, requests: Sequence[MixedTarget], synapse: Optional[Synapse] = None,
+                      timeout: float = 12.0) -> Awaitable[List[Union[Synapse, HttpCallResponse]]]: ...
     @property
     def uuid(self) -> str: ...
     @property

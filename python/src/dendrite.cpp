@@ -2,22 +2,24 @@
 //
 // query() blocks with the GIL released while the C++ calls run: a single axon's call (and a
 // blocking Epistula call) on the calling thread's own lane (caller_lanes.hpp: no hand-off to and
-// from the dendrite's I/O thread), a list of axons on the shared dendrite's fan-out. forward()
-// returns an asyncio future of the caller's running loop (called with no loop running, a
-// coroutine that makes it when awaited: awaitable_in_running_loop): the C++ completion (on a
-// dendrite I/O thread) takes the GIL only to build the results and hand them to
-// loop.call_soon_threadsafe; no thread is started per call. Cancelling the awaited future emits the
-// operation's cancellation signal on the call's own strand, which ends the calls still running (503
-// "Request cancelled"). The completion handler is bound to that strand, and the dendrite clears the
-// signal's slot on the handler's executor, so emission and completion never run at once, with any
-// number of dendrite threads.
+// from the dendrite's I/O thread); a list of axons, query_mixed's targets and a blocking btauth/1
+// call (plain_call says why) on the shared dendrite. The arguments are converted before any call
+// starts (call_args.hpp). forward() (and forward_mixed, every async_* call) returns an asyncio
+// future of the caller's running loop (called with no loop running, a coroutine that makes it
+// when awaited: awaitable_in_running_loop): the C++ completion (on a dendrite I/O thread) takes
+// the GIL only to build the results and hand them to loop.call_soon_threadsafe; no thread is
+// started per call. Cancelling the awaited future emits the operation's cancellation signal on
+// the call's own strand, which ends the calls still running (503 "Request cancelled"). The
+// completion handler is bound to that strand, and the dendrite clears the signal's slot on the
+// handler's executor, so emission and completion never run at once, with any number of dendrite
+// threads.
+#include "call_args.hpp"
 #include "caller_lanes.hpp"
 #include "common.hpp"
 #include "dendrite_calls.hpp"
 #include "keyword_options.hpp"
 
 #include <bt/dendrite.hpp>
-#include <bt/detail/text.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -28,65 +30,16 @@
 #include <pybind11/eval.h>
 #include <pybind11/stl.h>
 
-#include <cmath>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <future>
-#include <map>
-#include <mutex>
-#include <optional>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace btpy {
 namespace {
 
 namespace net = boost::asio;
-
-/// One AxonInfo from ours, or from anything with ip, port and hotkey attributes (bittensor's
-/// AxonInfo, a chain client's record). Wrong types are TypeErrors naming the attribute.
-bt::axon_info axon_from_py(py::handle h) {
-  if (py::isinstance<bt::axon_info>(h)) return h.cast<bt::axon_info>();
-  if (!py::hasattr(h, "ip") || !py::hasattr(h, "port"))
-    throw py::type_error(
-        "an axon must be an AxonInfo or have ip, port and hotkey attributes, not " +
-        py::str(h.get_type().attr("__name__")).cast<std::string>());
-  bt::axon_info a;
-  try {
-    a.ip = h.attr("ip").cast<std::string>();
-    const auto port = h.attr("port").cast<std::int64_t>();
-    if (port < 0 || port > 65535)
-      throw py::value_error("axon port out of range: " + std::to_string(port));
-    a.port = static_cast<std::uint16_t>(port);
-    if (py::hasattr(h, "hotkey")) a.hotkey = h.attr("hotkey").cast<std::string>();
-    if (py::hasattr(h, "coldkey")) {
-      py::object c = h.attr("coldkey");
-      if (!c.is_none()) a.coldkey = c.cast<std::string>();
-    }
-    if (py::hasattr(h, "version")) a.version = h.attr("version").cast<std::int64_t>();
-    if (py::hasattr(h, "ip_type")) a.ip_type = h.attr("ip_type").cast<int>();
-  } catch (py::cast_error&) {
-    throw py::type_error("axon attributes: ip and hotkey must be str, port an int");
-  }
-  return a;
-}
-
-/// (axons, single): a list of axons, or one axon (then the caller gets one synapse back).
-std::pair<std::vector<bt::axon_info>, bool> axons_from_py(py::handle h) {
-  std::vector<bt::axon_info> out;
-  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
-    for (auto x : h) out.push_back(axon_from_py(x));
-    return {std::move(out), false};
-  }
-  out.push_back(axon_from_py(h));
-  return {std::move(out), true};
-}
-
-double check_timeout(double t) {
-  if (!std::isfinite(t) || t <= 0)
-    throw py::value_error("timeout must be a positive number of seconds");
-  return t;
-}
 
 py::object results_to_py(const std::shared_ptr<const synapse_type>& type,
                          std::vector<bt::dynamic_synapse>&& rs, bool single) {
@@ -95,38 +48,6 @@ py::object results_to_py(const std::shared_ptr<const synapse_type>& type,
   for (auto& r : rs) l.append(py::cast(wrap_synapse(type, std::move(r))));
   return l;
 }
-/// An Epistula call's body: bytes-like objects are sent verbatim, anything else is serialised
-/// as JSON (so a str is a JSON string). TypeError/ValueError for what JSON cannot hold.
-std::string body_from_py(py::handle v) {
-  if (PyBytes_Check(v.ptr()) || PyByteArray_Check(v.ptr()) || PyMemoryView_Check(v.ptr()))
-    return std::string(py::bytes(py::reinterpret_borrow<py::object>(v)));
-  return to_json_any(v, "json_body").dump();
-}
-
-/// An Epistula call's arguments, converted and checked (TypeError/ValueError) before the call
-/// starts; start() moves them into the call.
-struct epistula_args {
-  bt::axon_info target;
-  std::string method, path, body;
-  double timeout = 0;
-
-  template <class Token>
-  void start(bt::dendrite& d, Token&& token) {
-    d.async_epistula_call(std::move(target), std::move(method), std::move(path), std::move(body),
-                          timeout, std::forward<Token>(token));
-  }
-};
-
-epistula_args epistula_from_py(py::handle axon, std::string method, std::string path,
-                               py::handle json_body, double timeout) {
-  epistula_args a;
-  a.target = axon_from_py(axon);
-  a.timeout = check_timeout(timeout);
-  a.body = body_from_py(json_body);
-  a.method = std::move(method);
-  a.path = std::move(path);
-  return a;
-}
 
 bt::response_verification verification_from(const std::string& v) {
   if (v == "off") return bt::response_verification::off;
@@ -134,31 +55,6 @@ bt::response_verification verification_from(const std::string& v) {
   if (v == "required") return bt::response_verification::required;
   throw py::value_error("verify_responses must be 'off', 'if_present' or 'required', not '" + v +
                         "'");
-}
-
-/// The name of a client-side failure, as in bt::dendrite_errc (docs/dendrite.md's table).
-const char* errc_name(bt::dendrite_errc e) {
-  switch (e) {
-    case bt::dendrite_errc::connect_failed:
-      return "connect_failed";
-    case bt::dendrite_errc::timeout:
-      return "timeout";
-    case bt::dendrite_errc::disconnected:
-      return "disconnected";
-    case bt::dendrite_errc::payload_incomplete:
-      return "payload_incomplete";
-    case bt::dendrite_errc::response_too_large:
-      return "response_too_large";
-    case bt::dendrite_errc::malformed_response:
-      return "malformed_response";
-    case bt::dendrite_errc::invalid_address:
-      return "invalid_address";
-    case bt::dendrite_errc::cancelled:
-      return "cancelled";
-    case bt::dendrite_errc::response_unauthenticated:
-      return "response_unauthenticated";
-  }
-  return "unknown";
 }
 
 class py_dendrite {
@@ -197,7 +93,9 @@ class py_dendrite {
   }
 
   py::object query(py::handle axons, const py_synapse& syn, double timeout) {
-    auto [targets, single] = axons_from_py(axons);
+    auto parsed = axons_from_py(axons);
+    std::vector<bt::axon_info>& targets = parsed.first;
+    const bool single = parsed.second;
     check_timeout(timeout);
     bt::dynamic_synapse copy = syn.s;
     call_gate::ticket t;
@@ -220,7 +118,9 @@ class py_dendrite {
     std::vector<bt::dynamic_synapse> rs;
     {
       py::gil_scoped_release unlocked;
-      rs = blocking_forward(d, std::move(targets), std::move(copy), timeout);
+      rs = run_on_shared<std::vector<bt::dynamic_synapse>>(d, [&](auto token) {
+        d.async_forward(std::move(targets), std::move(copy), timeout, std::move(token));
+      });
     }
     return results_to_py(syn.type, std::move(rs), false);
   }
@@ -244,28 +144,70 @@ class py_dendrite {
     return awaitable_in_running_loop(py::cpp_function(std::move(start)));
   }
 
-  py::object epistula_call(py::handle axon, std::string method, std::string path,
-                           py::handle json_body, double timeout) {
-    auto args = epistula_from_py(axon, std::move(method), std::move(path), json_body, timeout);
+  /// A blocking Epistula v2 call (epistula_call) on this thread's lane, or a btauth/1 call
+  /// (btauth_call) on the shared dendrite: a btauth/1 receiver records (hotkey, nonce) alone,
+  /// and a C++ dendrite's nonces are strictly increasing only among its own requests, so two
+  /// lanes signing in the same nanosecond would send one nonce twice and the second request be
+  /// refused as a replay. Every btauth/1 request of a Dendrite takes its nonce from one counter.
+  template <bt::wire_dialect Dialect>
+  py::object plain_call(py::handle axon, std::string method, std::string path, py::handle json_body,
+                        double timeout) {
+    auto args =
+        plain_call_from_py(Dialect, axon, std::move(method), std::move(path), json_body, timeout);
     call_gate::ticket t;
-    (void)enter(t);  // "Dendrite is closed"; close() waits for the call
-    bt::epistula_response r;
+    auto& d = enter(t);  // "Dendrite is closed"; close() waits for the call
+    bt::http_call_response r;
     {
       py::gil_scoped_release unlocked;
-      run_on_lane([&](bt::dendrite& ld, auto handler) { args.start(ld, std::move(handler)); }, r);
+      if constexpr (Dialect == bt::wire_dialect::btauth)
+        r = run_on_shared<bt::http_call_response>(
+            d, [&](auto token) { args.start(d, std::move(token)); });
+      else
+        run_on_lane([&](bt::dendrite& ld, auto handler) { args.start(ld, std::move(handler)); }, r);
     }
     return py::cast(std::move(r));
   }
 
-  py::object async_epistula_call(py::handle axon, std::string method, std::string path,
-                                 py::handle json_body, double timeout) {
+  /// The awaitable plain_call (async_epistula_call, async_btauth_call), on the shared dendrite.
+  template <bt::wire_dialect Dialect>
+  py::object async_plain_call(py::handle axon, std::string method, std::string path,
+                              py::handle json_body, double timeout) {
     auto start = [this, self = py::cast(this),
-                  args = epistula_from_py(axon, std::move(method), std::move(path), json_body,
-                                          timeout)]() mutable {
+                  args = plain_call_from_py(Dialect, axon, std::move(method), std::move(path),
+                                            json_body, timeout)]() mutable {
       call_gate::ticket t;
       auto& d = enter(t);
-      return loop_future<bt::epistula_response>(
-          d, gate_, [](bt::epistula_response&& r) { return py::cast(std::move(r)); },
+      return loop_future<bt::http_call_response>(
+          d, gate_, [](bt::http_call_response&& r) { return py::cast(std::move(r)); },
+          [&](auto token) { args.start(d, std::move(token)); });
+    };
+    return awaitable_in_running_loop(py::cpp_function(std::move(start)));
+  }
+
+  /// Blocking: one query to targets each in its own dialect, on the shared dendrite's fan-out.
+  py::list query_mixed(py::handle requests, py::handle synapse, double timeout) {
+    auto args = mixed_call_from_py(requests, synapse, timeout);
+    call_gate::ticket t;
+    auto& d = enter(t);
+    std::vector<bt::mixed_answer<bt::dynamic_synapse>> answers;
+    {
+      py::gil_scoped_release unlocked;
+      answers = run_on_shared<std::vector<bt::mixed_answer<bt::dynamic_synapse>>>(
+          d, [&](auto token) { args.start(d, std::move(token)); });
+    }
+    return mixed_answers_to_py(args.type, std::move(answers));
+  }
+
+  /// The awaitable query_mixed.
+  py::object forward_mixed(py::handle requests, py::handle synapse, double timeout) {
+    auto start = [this, self = py::cast(this),
+                  args = mixed_call_from_py(requests, synapse, timeout)]() mutable {
+      call_gate::ticket t;
+      auto& d = enter(t);
+      using answers = std::vector<bt::mixed_answer<bt::dynamic_synapse>>;
+      return loop_future<answers>(
+          d, gate_,
+          [type = args.type](answers&& rs) { return mixed_answers_to_py(type, std::move(rs)); },
           [&](auto token) { args.start(d, std::move(token)); });
     };
     return awaitable_in_running_loop(py::cpp_function(std::move(start)));
@@ -370,23 +312,19 @@ class py_dendrite {
     gate_->forget(registered);
   }
 
-  /// The blocking fan-out (bt::dendrite::forward), cancellable by close(): its completion and
-  /// the emission of its cancellation signal run on one strand, as in loop_future. Without the
-  /// GIL, holding a ticket.
-  std::vector<bt::dynamic_synapse> blocking_forward(bt::dendrite& d,
-                                                    std::vector<bt::axon_info> targets,
-                                                    bt::dynamic_synapse syn, double timeout) {
+  /// A blocking fan-out (forward, forward_mixed) on the shared dendrite: `start(token)` starts
+  /// it, cancellable by close(): its completion and the emission of its cancellation signal run
+  /// on one strand, as in loop_future. Without the GIL, holding a ticket.
+  template <class Result, class Start>
+  Result run_on_shared(bt::dendrite& d, Start&& start) {
     const auto cancel = std::make_shared<net::cancellation_signal>();
     const net::any_io_executor strand = net::make_strand(d.get_executor());
-    std::promise<std::vector<bt::dynamic_synapse>> p;
+    std::promise<Result> p;
     auto f = p.get_future();
-    d.async_forward(std::move(targets), std::move(syn), timeout,
-                    net::bind_cancellation_slot(
-                        cancel->slot(),
-                        net::bind_executor(
-                            strand, [p = std::move(p)](std::vector<bt::dynamic_synapse> r) mutable {
-                              p.set_value(std::move(r));
-                            })));
+    start(net::bind_cancellation_slot(
+        cancel->slot(), net::bind_executor(strand, [p = std::move(p)](Result r) mutable {
+          p.set_value(std::move(r));
+        })));
     const std::uint64_t registered = gate_->on_close([strand, cancel] {
       net::post(strand, [cancel] { cancel->emit(net::cancellation_type::terminal); });
     });
@@ -461,43 +399,8 @@ void init_dendrite(py::module_& m) {
                a.hotkey + "')";
       });
 
-  py::class_<bt::epistula_response>(
-      m, "EpistulaResponse",
-      "The answer to Dendrite.epistula_call: the HTTP status, headers and body, or a "
-      "client-side failure (error set, status from docs/dendrite.md's table).")
-      .def_readonly("status", &bt::epistula_response::status)
-      .def_readonly("status_message", &bt::epistula_response::status_message)
-      .def_property_readonly("error",
-                             [](const bt::epistula_response& r) -> std::optional<std::string> {
-                               if (!r.error) return std::nullopt;
-                               return std::string(errc_name(*r.error));
-                             })
-      .def_readonly("headers", &bt::epistula_response::headers)
-      .def_property_readonly("body",
-                             [](const bt::epistula_response& r) { return py::bytes(r.body); })
-      .def_readonly("process_time", &bt::epistula_response::process_time)
-      .def_readonly("verified", &bt::epistula_response::response_verified)
-      .def_readonly("uuid", &bt::epistula_response::uuid)
-      .def(
-          "header",
-          [](const bt::epistula_response& r, std::string_view name) -> std::optional<std::string> {
-            const std::string lower = bt::detail::to_lower(name);
-            for (const auto& [k, v] : r.headers)
-              if (bt::detail::iequals(k, lower)) return v;
-            return std::nullopt;
-          },
-          py::arg("name"), "The first header of that name (case-insensitive), or None.")
-      .def(
-          "json",
-          [](const bt::epistula_response& r) {
-            return py::module_::import("json").attr("loads")(py::bytes(r.body));
-          },
-          "The body parsed by json.loads (ValueError if it is not JSON).")
-      .def("__repr__", [](const bt::epistula_response& r) {
-        return "EpistulaResponse(status=" + std::to_string(r.status) + ", error=" +
-               (r.error ? std::string("'") + errc_name(*r.error) + "'" : std::string("None")) +
-               ", verified=" + (r.response_verified ? "True" : "False") + ")";
-      });
+  init_http_call_response(m);
+  init_mixed_request(m);
 
   py::class_<py_dendrite>(m, "Dendrite",
                           "The validator's client: the C++ dendrite (keep-alive pool, one total "
@@ -533,16 +436,37 @@ void init_dendrite(py::module_& m) {
            "Async generator: the streamed body's bytes as they arrive, then the final synapse "
            "(status 200, 408 if the deadline cut the stream, ...). Closing it early cancels the "
            "call.")
-      .def("epistula_call", &py_dendrite::epistula_call, py::arg("axon"), py::arg("method"),
-           py::arg("path"), py::arg("json_body") = py::bytes(), py::arg("timeout") = 12.0,
-           "Blocking Epistula v2 request (method, path) signed for axon.hotkey; json_body is "
-           "sent verbatim if bytes, else serialised as JSON. Returns an EpistulaResponse; never "
-           "raises for a failed call (its error and status say why). The GIL is released.")
-      .def("async_epistula_call", &py_dendrite::async_epistula_call, py::arg("axon"),
+      .def("epistula_call", &py_dendrite::plain_call<bt::wire_dialect::epistula>, py::arg("axon"),
            py::arg("method"), py::arg("path"), py::arg("json_body") = py::bytes(),
+           py::arg("timeout") = 12.0,
+           "Blocking Epistula v2 request (method, path) signed for axon.hotkey; json_body is "
+           "sent verbatim if bytes, else serialised as JSON. Returns an HttpCallResponse; never "
+           "raises for a failed call (its error and status say why). The GIL is released.")
+      .def("async_epistula_call", &py_dendrite::async_plain_call<bt::wire_dialect::epistula>,
+           py::arg("axon"), py::arg("method"), py::arg("path"), py::arg("json_body") = py::bytes(),
            py::arg("timeout") = 12.0,
            "Awaitable epistula_call (an asyncio future of the running loop, or a coroutine when "
            "called with no loop running, as forward); cancelling it cancels the C++ call.")
+      .def("btauth_call", &py_dendrite::plain_call<bt::wire_dialect::btauth>, py::arg("axon"),
+           py::arg("method"), py::arg("path"), py::arg("json_body") = py::bytes(),
+           py::arg("timeout") = 12.0,
+           "Blocking btauth/1 request (Bittensor SDK v11's signed HTTP requests): method and path "
+           "(the request target as sent, ?query included) signed for axon.hotkey under a fresh "
+           "nonce; json_body as in epistula_call. Returns an HttpCallResponse (its nonce: the "
+           "X-Bittensor-Nonce sent); never raises for a failed call. The GIL is released.")
+      .def("async_btauth_call", &py_dendrite::async_plain_call<bt::wire_dialect::btauth>,
+           py::arg("axon"), py::arg("method"), py::arg("path"), py::arg("json_body") = py::bytes(),
+           py::arg("timeout") = 12.0,
+           "Awaitable btauth_call, as async_epistula_call; cancelling it cancels the C++ call.")
+      .def("query_mixed", &py_dendrite::query_mixed, py::arg("requests"),
+           py::arg("synapse") = py::none(), py::arg("timeout") = 12.0,
+           "Blocking: one query to targets each in its own dialect. requests: MixedRequest "
+           "entries, or axons (synapse targets). Returns one answer per request, in order: a "
+           "Synapse (a copy of synapse, answered) for a synapse target, an HttpCallResponse "
+           "for an Epistula or btauth target. The GIL is released.")
+      .def("forward_mixed", &py_dendrite::forward_mixed, py::arg("requests"),
+           py::arg("synapse") = py::none(), py::arg("timeout") = 12.0,
+           "Awaitable query_mixed, as forward; cancelling it cancels the C++ calls.")
       .def_property_readonly("uuid", [](py_dendrite& d) { return d.get().uuid(); })
       .def_property_readonly("hotkey",
                              [](py_dendrite& d) { return d.get().hotkey().ss58_address(); })

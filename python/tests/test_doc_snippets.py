@@ -111,3 +111,9 @@ def test_page_blocks_run(page, miner_wallet):
         assert printed[1].endswith(" True"), out.getvalue()
         assert [s.dummy_output for s in scope["rs"]] == [42] * 8
         assert scope["r"].status == 200 and scope["r"].json()["sum"] == 3
+        # The btauth/1 block: the v11 miner doubles, the mixed fan-out answers in order.
+        v11 = [line for line in printed if line.startswith("200 {'dummy_output': 42, 'caller': ")]
+        assert len(v11) == 1, out.getvalue()
+        assert scope["h"].status == 200 and scope["h"].json()["dummy_output"] == 2
+        assert scope["h"].nonce.isdigit() and scope["h"].verified is False  # an unsigned miner
+        assert "42 42" in printed, out.getvalue()

@@ -46,8 +46,9 @@ def test_validator_against_bt_axon(bt_axon):
 
 @pytest.mark.parametrize("crypto", ["sr25519", "ed25519"])
 def test_v11_validator_against_v11_miner(crypto):
-    """btauth/1 over plain HTTP: v11_validator.py signs with http_auth.sign, v11_miner.py (the
-    standard library's http.server) verifies with http_auth.verify and refuses the replay."""
+    """btauth/1 over plain HTTP: v11_validator.py signs with http_auth.sign (and, with
+    --dendrite, calls with Dendrite.btauth_call), v11_miner.py (the standard library's
+    http.server) verifies with http_auth.verify and refuses the replay."""
     miner = subprocess.Popen([sys.executable, str(EXAMPLES / "v11_miner.py"), "--uri", "//Bob",
                               "--port", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -65,6 +66,18 @@ def test_v11_validator_against_v11_miner(crypto):
         dave = bt.Keypair.from_uri("//Dave", crypto_type=crypto).ss58_address
         assert f'"caller": "{dave}"' in v.stdout
         assert "replay status=401" in v.stdout and "ReplayedRequest" in v.stdout
+        # The same request by the C++ dendrite (btauth_call), its key the same scheme.
+        v = subprocess.run([sys.executable, str(EXAMPLES / "v11_validator.py"), "--uri", "//Dave",
+                            "--crypto-type", crypto, "--axon-json", line, "--input", "5",
+                            "--timeout", "10", "--dendrite"],
+                           capture_output=True, text=True, timeout=60)
+        assert v.returncode == 0, v.stdout + v.stderr
+        assert "status=200" in v.stdout and '"dummy_output": 10' in v.stdout
+        assert f'"caller": "{dave}"' in v.stdout
+        v = subprocess.run([sys.executable, str(EXAMPLES / "v11_validator.py"), "--uri", "//Dave",
+                            "--axon-json", line, "--dendrite", "--replay"],
+                           capture_output=True, text=True, timeout=60)
+        assert v.returncode == 2 and "--replay" in v.stderr, v.stdout + v.stderr
     finally:
         miner.send_signal(signal.SIGTERM)
         _, err = miner.communicate(timeout=30)

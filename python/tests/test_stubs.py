@@ -19,6 +19,13 @@ def stub_classes():
                 elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                     names.add(item.target.id)
             out[node.name] = names
+    # An alias of a class (EpistulaResponse = HttpCallResponse) declares that class's members.
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                and node.value.id in out):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = out[node.value.id]
     return out
 
 
