@@ -244,6 +244,25 @@ def test_close_while_a_btauth_call_waits(silent_peer, bt_axon, alice):
         asyncio.run(d.async_btauth_call(bt_axon, "POST", "/echo", {}))
 
 
+def test_cancelling_the_awaited_calls_ends_the_cpp_calls(silent_peer, alice):
+    """async_btauth_call and forward_mixed to a peer that never answers, cancelled by
+    asyncio.wait_for: the C++ calls end (nothing left in flight) long before their deadline,
+    and the Dendrite goes on serving."""
+    peer, _ = silent_peer
+
+    async def cancelled(make):
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(make(), 0.2)
+
+    with bt.Dendrite(alice) as d:
+        asyncio.run(cancelled(lambda: d.async_btauth_call(peer, "POST", "/echo", {}, timeout=60)))
+        assert wait_until(lambda: d.stats()["in_flight"] == 0, 10), d.stats()
+        target = bt.MixedRequest(peer, "btauth", path="/echo")
+        asyncio.run(cancelled(lambda: d.forward_mixed([target, target], timeout=60)))
+        assert wait_until(lambda: d.stats()["in_flight"] == 0, 10), d.stats()
+        assert d.stats()["calls"] == 3  # each ended (cancelled), none still waiting
+
+
 def test_close_while_threads_make_btauth_and_mixed_calls(silent_peer, bt_axon, alice, Dummy):
     """Threads keep calling btauth_call (answered and never answered), query_mixed and a
     forward_mixed they cancel while the main thread closes the dendrite: each call returns an
