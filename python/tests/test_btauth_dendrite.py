@@ -224,7 +224,8 @@ def silent_peer():
 
 def test_close_while_a_btauth_call_waits(silent_peer, bt_axon, alice):
     """The peer never answers: close() from another thread ends the 60 s call with 503
-    "cancelled"; the Dendrite then refuses every call."""
+    "cancelled"; the Dendrite then refuses every call. The GIL is released while the call waits:
+    the peer's Python thread reads the request, and this thread sees it, meanwhile."""
     peer, arrived = silent_peer
     d = bt.Dendrite(alice)
     out = []
