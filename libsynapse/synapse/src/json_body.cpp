@@ -218,10 +218,12 @@ class body_reader {
   }
   bool base_member(terminal_info& out, std::string_view name) { return terminal(out, name); }
 
+  // Called only while no error is kept (the readers skip values after the first one), so only
+  // an error is assigned: the happy path moves no bt::error per value.
   template <class Apply>
   bool scalar(Apply apply) {
     if (!sc_.parse_value(value_, 1)) return false;
-    semantic_ = apply();
+    if (error e = apply()) semantic_ = std::move(e);
     return true;
   }
 
@@ -276,7 +278,7 @@ class body_reader {
   template <class Apply>
   bool terminal_scalar(Apply apply) {
     if (!sc_.parse_value(value_, 2)) return false;
-    semantic_ = apply();
+    if (error e = apply()) semantic_ = std::move(e);  // as in scalar()
     return true;
   }
 

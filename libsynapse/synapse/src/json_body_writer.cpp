@@ -7,6 +7,7 @@
 
 #include "codec_detail.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace bt {
@@ -24,6 +25,20 @@ class writer {
   void end_object() { out_ += '}'; }
   /// Writes the separator (unless first) and "key": .
   void key(std::string_view k, bool first) {
+    // A key is a declared name (a field, a base or TerminalInfo member): short, and nothing in
+    // it to escape, so the separator, the quoted name and the key separator go in one append.
+    const std::size_t sep = first ? 0 : item_sep_.size();
+    char piece[64];
+    if (sep + k.size() + 2 + key_sep_.size() <= sizeof piece &&
+        detail::json_plain_prefix(k.data(), k.size(), ascii_) == k.size()) {
+      char* p = std::copy_n(item_sep_.data(), sep, piece);
+      *p++ = '"';
+      p = std::copy(k.begin(), k.end(), p);
+      *p++ = '"';
+      p = std::copy(key_sep_.begin(), key_sep_.end(), p);
+      out_.append(piece, static_cast<std::size_t>(p - piece));
+      return;
+    }
     if (!first) out_ += item_sep_;
     string(k);
     out_ += key_sep_;
