@@ -136,8 +136,12 @@ auto call_policy(Fn&& fn, std::optional<std::string>& failure) -> decltype(fn())
 
 }  // namespace
 
+double seconds_between(clock_type::time_point t0, clock_type::time_point t1) {
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
 double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
+  return seconds_between(t0, clock_type::now());
 }
 
 std::string_view request_path(std::string_view target) {
@@ -337,10 +341,10 @@ stage_result finish_verify(request_state& st) {
 }  // namespace
 
 stage_result verify(request_state& st, std::string& scratch) {
-  st.verify_t0 = clock_type::now();
   const scoped_timer timer([&st](double s) {
     if (!st.signature_pending) st.core.stats->on_verify(st.r, s);  // else signature_outcome's
   });
+  st.verify_t0 = timer.t0;  // the stage's one clock read at its start
   // Skipped verification: only the route's own function runs, and nothing counts as verified.
   if (st.core.opts.insecure_skip_verification) return check_route_verify(st);
   // The session fields are not this check's: with sessions off they are ignored, as a Python

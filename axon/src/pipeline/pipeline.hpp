@@ -265,6 +265,8 @@ void append_log_text(std::string& out, std::string_view text, std::size_t max_by
 /// The path of a request-target without its query (absolute-form served by its path).
 std::string_view request_path(std::string_view target);
 
+/// The seconds from `t0` to `t1`, and from `t0` to now (one clock read).
+double seconds_between(clock_type::time_point t0, clock_type::time_point t1);
 double seconds_since(clock_type::time_point t0);
 
 }  // namespace bt::detail

@@ -33,7 +33,8 @@ stage_result verify_session_request(request_state& st, std::string& scratch) {
   const std::string_view id = named_id(f.mac);
   if (cs == nullptr || !cs->keys || (!id.empty() && id != cs->keys->id_hex()))
     return reject(axon_errc::session_unknown, close_early, id.empty() ? "-" : id);
-  if (cs->used >= cs->max_requests || std::chrono::steady_clock::now() >= cs->expiry)
+  // Judged at the request's arrival (st.t0, the clock read once for its head), not re-read.
+  if (cs->used >= cs->max_requests || st.t0 >= cs->expiry)
     return reject(axon_errc::session_expired, close_early);
   // Every check of a signed request but the signature (freshness, canonical forms), and the
   // message a signature would cover: the MAC's canonical string.

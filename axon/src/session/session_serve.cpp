@@ -274,9 +274,12 @@ task<bool> connection::serve(request_parser& p) {
   const clock_type::time_point forward_t0 = clock_type::now();
   if ((rej = start_forward(st, *this))) co_return co_await answer(*rej, &st);
   co_await wait_for_handler(st);
-  // Worker-pool handlers (every plain route's) are timed on their worker (request_job::run);
-  // the others here.
-  if (st.job->done && !st.job->stats) core_.stats->on_handler(st.r, seconds_since(forward_t0));
+  // One clock read ends the handler stage: the handler's time and the request's elapsed time
+  // (process_time) both end here. Worker-pool handlers (every plain route's) are timed on their
+  // worker (request_job::run); the others here.
+  const clock_type::time_point handled_at = clock_type::now();
+  if (st.job->done && !st.job->stats)
+    core_.stats->on_handler(st.r, seconds_between(forward_t0, handled_at));
   if (st.job->stream) co_return co_await finish_stream(st);
   // (A plain route has no session: st.session.last is false there.)
   const bool close = !st.keep_alive || stop_requested_ || st.session.last;
@@ -291,7 +294,7 @@ task<bool> connection::serve(request_parser& p) {
   // ---- 10. the success answer ----
   std::string_view message = "-";
   int status = 0;
-  const double elapsed = seconds_since(st.t0);
+  const double elapsed = seconds_between(st.t0, handled_at);
   if (st.r->plain()) {  // the handler's status and JSON
     json_reply& reply = st.job->reply;
     status = reply.status >= 100 && reply.status <= 599 ? reply.status : 500;

@@ -81,8 +81,13 @@ class stream_adapter final : public byte_stream {
       co_return co_await net::async_write(s_, buffers, use_task);
     }
   }
+  // As expires_at(now + d): one clock read where beast's expires_after reads it once for each
+  // direction's timer.
   void expires_after(clock_type::duration d) override {
-    if constexpr (requires { s_.expires_after(d); }) s_.expires_after(d);
+    if constexpr (requires { s_.expires_at(clock_type::now() + d); })
+      s_.expires_at(clock_type::now() + d);
+    else if constexpr (requires { s_.expires_after(d); })
+      s_.expires_after(d);
   }
   void expires_at(clock_type::time_point t) override {
     if constexpr (requires { s_.expires_at(t); }) s_.expires_at(t);
