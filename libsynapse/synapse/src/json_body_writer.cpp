@@ -13,6 +13,22 @@
 namespace bt {
 namespace {
 
+/// Whether a name is lowercase ASCII letters and '_' only (JSON text as it is), at most `max`
+/// bytes: the base and TerminalInfo member names are written without an escape scan.
+constexpr bool plain_name(std::string_view n, std::size_t max) {
+  if (n.size() > max) return false;
+  for (char c : n)
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+  return true;
+}
+
+template <class Table>
+constexpr bool plain_member_names(const Table& table, std::size_t max) {
+  for (std::string_view n : detail::member_names(table))
+    if (!plain_name(n, max)) return false;
+  return true;
+}
+
 class writer {
  public:
   writer(std::string& out, json_style style) noexcept
@@ -25,24 +41,17 @@ class writer {
   void end_object() { out_ += '}'; }
   /// Writes the separator (unless first) and "key": .
   void key(std::string_view k, bool first) {
-    // A key is a declared name (a field, a base or TerminalInfo member): short, and nothing in
-    // it to escape, so the separator, the quoted name and the key separator go in one append.
-    const std::size_t sep = first ? 0 : item_sep_.size();
-    char piece[64];
-    if (sep + k.size() + 2 + key_sep_.size() <= sizeof piece &&
-        detail::json_plain_prefix(k.data(), k.size(), ascii_) == k.size()) {
-      char* p = std::copy_n(item_sep_.data(), sep, piece);
-      *p++ = '"';
-      p = std::copy(k.begin(), k.end(), p);
-      *p++ = '"';
-      p = std::copy(key_sep_.begin(), key_sep_.end(), p);
-      out_.append(piece, static_cast<std::size_t>(p - piece));
-      return;
-    }
+    // A field's name is nearly always short with nothing in it to escape: one append then.
+    if (k.size() <= max_plain_key &&
+        detail::json_plain_prefix(k.data(), k.size(), ascii_) == k.size())
+      return plain_key(k, first);
     if (!first) out_ += item_sep_;
     string(k);
     out_ += key_sep_;
   }
+
+  /// key() for a member table's name (plain_member_names: nothing to escape, no scan needed).
+  void member_key(std::string_view k, bool first) { plain_key(k, first); }
 
   void null() { out_ += "null"; }
   void boolean(bool b) { out_ += b ? "true" : "false"; }
@@ -151,7 +160,7 @@ class writer {
     out_ += '{';
     bool first = true;
     detail::for_each_member(terminal_info_members, [&](const auto& m) {
-      key(m.name, first);
+      member_key(m.name, first);
       first = false;
       put(t.*m.ptr);
     });
@@ -224,6 +233,24 @@ class writer {
     }
   }
 
+  static constexpr std::size_t max_plain_key = 48;
+  static_assert(plain_name(synapse_name_key, max_plain_key) &&
+                plain_member_names(synapse_members, max_plain_key) &&
+                plain_member_names(terminal_info_members, max_plain_key));
+
+  /// The separator (unless first), the quoted name and the key separator in one append; `k` has
+  /// nothing to escape and at most max_plain_key bytes.
+  void plain_key(std::string_view k, bool first) {
+    const std::size_t sep = first ? 0 : item_sep_.size();
+    char piece[max_plain_key + 6];  // ", " + quotes + ": "
+    char* p = std::copy_n(item_sep_.data(), sep, piece);
+    *p++ = '"';
+    p = std::copy(k.begin(), k.end(), p);
+    *p++ = '"';
+    p = std::copy(key_sep_.begin(), key_sep_.end(), p);
+    out_.append(piece, static_cast<std::size_t>(p - piece));
+  }
+
   std::string& out_;
   bool ascii_;
   std::string_view item_sep_;
@@ -231,10 +258,10 @@ class writer {
 };
 
 void write_base(writer& w, const synapse_descriptor& d, const synapse& s) {
-  w.key(synapse_name_key, true);
+  w.member_key(synapse_name_key, true);
   w.string(d.name());
   detail::for_each_member(synapse_members, [&](const auto& m) {
-    w.key(m.name, false);
+    w.member_key(m.name, false);
     w.put(s.*m.ptr);
   });
 }
