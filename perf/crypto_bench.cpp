@@ -6,12 +6,14 @@
 // variable-time libdecaf double-scalar multiplication; BM_sr25519_verify_new_over_old compares it
 // with the previous constant-time verifier in the same way (goal <= 0.75).
 // BM_sr25519_verify_batch/N: batch verification of N signatures against N single verifies, per
-// signature, with distinct keys and (BM_sr25519_verify_batch_one_key) one key repeated.
+// signature, with distinct keys and (BM_sr25519_verify_batch_one_key) one key repeated;
+// BM_sr25519_verify_batch_cached(_one_key)/N the same with sr25519::key_cache warm.
 #include <bt/ed25519.hpp>
 #include <bt/keypair.hpp>
 #include <bt/response_signature.hpp>
 #include <bt/sr25519.hpp>
 #include <bt/sr25519_batch.hpp>
+#include <bt/sr25519_key_cache.hpp>
 #include <bt/ss58.hpp>
 
 #include <benchmark/benchmark.h>
@@ -299,13 +301,67 @@ void BM_sr25519_verify_batch(benchmark::State& state) {
   static const signed_batch distinct_keys(false);
   run_verify_batch(state, distinct_keys);
 }
-BENCHMARK(BM_sr25519_verify_batch)->Arg(1)->Arg(4)->Arg(16)->Arg(64);
+BENCHMARK(BM_sr25519_verify_batch)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->Arg(16)->Arg(64);
 
 void BM_sr25519_verify_batch_one_key(benchmark::State& state) {
   static const signed_batch one_key(true);
   run_verify_batch(state, one_key);
 }
-BENCHMARK(BM_sr25519_verify_batch_one_key)->Arg(1)->Arg(4)->Arg(16)->Arg(64);
+BENCHMARK(BM_sr25519_verify_batch_one_key)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->Arg(16)->Arg(64);
+
+// With the keys cached (sr25519::key_cache, warm: every key decoded and its table built), per
+// signature, interleaved: verify() without the cache, the cache's lone verify, and the cache's
+// batch of the first N items. cached_over_plain is what a known key's lone verify costs against
+// verify(); batch_over_cached is whether a batch of N still pays once lone verifies are cheaper.
+void run_verify_cached(benchmark::State& state, const signed_batch& b) {
+  using clock = thread_cpu_clock;
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::span<const bt::sr25519::batch_item> items(b.items.data(), n);
+  bt::sr25519::key_cache cache;
+  for (int warm = 0; warm < 2;
+       ++warm)  // the first verify enters a key, the second builds its table
+    for (const auto& item : items)
+      (void)cache.verify(item.public_key, item.message, item.signature);
+  std::vector<std::error_code> results(n);
+  clock::duration t_plain{}, t_cached{}, t_batch{};
+  for (auto _ : state) {
+    const auto t0 = clock::now();
+    for (const auto& item : items)
+      if (bt::sr25519::verify(item.public_key, item.message, item.signature))
+        state.SkipWithError("verification failed");
+    const auto t1 = clock::now();
+    for (const auto& item : items)
+      if (cache.verify(item.public_key, item.message, item.signature))
+        state.SkipWithError("cached verification failed");
+    const auto t2 = clock::now();
+    cache.verify_each_with_batch(items, results);
+    const auto t3 = clock::now();
+    for (const std::error_code& ec : results)
+      if (ec) state.SkipWithError("cached batch verification failed");
+    t_plain += t1 - t0;
+    t_cached += t2 - t1;
+    t_batch += t3 - t2;
+  }
+  const auto secs = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  const double sigs = static_cast<double>(state.iterations()) * static_cast<double>(n);
+  state.counters["plain_us_per_sig"] = secs(t_plain) / sigs * 1e6;
+  state.counters["cached_us_per_sig"] = secs(t_cached) / sigs * 1e6;
+  state.counters["batch_us_per_sig"] = secs(t_batch) / sigs * 1e6;
+  state.counters["cached_over_plain"] = secs(t_cached) / secs(t_plain);
+  state.counters["batch_over_cached"] = secs(t_batch) / secs(t_cached);
+}
+
+void BM_sr25519_verify_batch_cached(benchmark::State& state) {
+  static const signed_batch distinct_keys(false);
+  run_verify_cached(state, distinct_keys);
+}
+BENCHMARK(BM_sr25519_verify_batch_cached)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->Arg(16);
+
+void BM_sr25519_verify_batch_cached_one_key(benchmark::State& state) {
+  static const signed_batch one_key(true);
+  run_verify_cached(state, one_key);
+}
+BENCHMARK(BM_sr25519_verify_batch_cached_one_key)->Arg(2)->Arg(3)->Arg(4)->Arg(16);
 
 // --- ed25519 ---
 

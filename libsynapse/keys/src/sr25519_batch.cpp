@@ -3,6 +3,7 @@
 #include <bt/key_error.hpp>
 #include "ristretto_msm.hpp"
 #include "sr25519_parse.hpp"
+#include "sr25519_point_verify.hpp"
 
 #include <decaf/point_255.h>
 #include <sodium.h>
@@ -57,7 +58,7 @@ void decode_scalar(decaf_255_scalar_t out, const scalar32& canonical) noexcept {
 // deduplicated (items are visited grouped by key bytes: canonical encodings are unique, so equal
 // points have equal bytes). May throw std::bad_alloc.
 batch parse_items(std::span<const batch_item> items, std::string_view context,
-                  std::span<std::error_code> results) {
+                  std::span<std::error_code> results, internal::known_points* known) {
   std::vector<std::size_t> order(items.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -73,10 +74,12 @@ batch parse_items(std::span<const batch_item> items, std::string_view context,
                                                items[order[n - 1]].public_key.data(), 32) != 0;
     if (new_key) {
       decaf_255_point_t a;
-      key_valid = decaf_255_point_decode(a, item.public_key.data(), DECAF_TRUE) == DECAF_SUCCESS;
+      const decaf_255_point_s* cached = known ? known->find(item.public_key) : nullptr;
+      key_valid = cached != nullptr ||
+                  decaf_255_point_decode(a, item.public_key.data(), DECAF_TRUE) == DECAF_SUCCESS;
       if (key_valid) {
         distinct_key& key = out.keys.emplace_back();
-        decaf_255_point_copy(&key.point, a);
+        decaf_255_point_copy(&key.point, cached ? cached : a);
         decaf_255_scalar_copy(&key.weight, decaf_255_scalar_zero);
       }
     }
@@ -159,7 +162,7 @@ std::error_code verify_batch(std::span<const batch_item> items, std::string_view
   if (items.size() == 1) return verify_item(items[0], context);
   try {
     std::vector<std::error_code> results(items.size());
-    batch b = parse_items(items, context, results);
+    batch b = parse_items(items, context, results, nullptr);
     for (const std::error_code& ec : results)
       if (ec) return ec;
     if (b.parsed.size() < 2) return {};  // empty (one item was handled above)
@@ -171,13 +174,19 @@ std::error_code verify_batch(std::span<const batch_item> items, std::string_view
 
 void verify_each_with_batch(std::span<const batch_item> items, std::span<std::error_code> results,
                             std::string_view context) noexcept {
+  internal::verify_each_with_batch(items, results, context, nullptr);
+}
+
+void internal::verify_each_with_batch(std::span<const batch_item> items,
+                                      std::span<std::error_code> results, std::string_view context,
+                                      known_points* known) noexcept {
   if (results.size() != items.size()) {
     std::fill(results.begin(), results.end(), make_error_code(std::errc::invalid_argument));
     return;
   }
   std::fill(results.begin(), results.end(), std::error_code{});
   try {
-    batch b = parse_items(items, context, results);
+    batch b = parse_items(items, context, results, known);
     if (b.parsed.size() >= 2 && equation_holds(b)) return;  // the well-formed items stay {}
     for (const parsed_item& p : b.parsed) results[p.index] = verify_item(items[p.index], context);
   } catch (const std::bad_alloc&) {

@@ -1,0 +1,247 @@
+// bt::sr25519::key_cache against the single verifier bt::sr25519::verify: every verdict of the
+// cache (a key seen for the first time, a cached key's point, a cached key's table) must equal
+// verify()'s for the same input, so that the cache never makes a signature pass that verify()
+// refuses. And the cache's own rules: a key enters only after a signature under it verified, so a
+// key that does not decode is never cached; its table is built on its next valid signature; at
+// most `capacity` keys, the least recently used evicted first.
+#include <bt/sr25519_key_cache.hpp>
+
+#include <bt/key_error.hpp>
+#include <bt/keypair.hpp>
+#include <bt/sr25519.hpp>
+#include <bt/sr25519_batch.hpp>
+
+#include <catch2/catch.hpp>
+#include <support/sr25519_encodings.hpp>
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using bt::test::bytes32;
+using bt::test::edge_encodings;
+using bt::test::with_r;
+using bt::test::with_s;
+
+struct signer {
+  bt::sr25519::secret_key secret;
+  bt::sr25519::public_key pub{};
+};
+
+signer make_signer(std::mt19937_64& rng) {
+  bt::sr25519::mini_secret mini{};
+  for (auto& b : mini) b = static_cast<std::uint8_t>(rng());
+  signer s;
+  s.secret = bt::sr25519::expand_mini_secret(mini);
+  s.pub = bt::sr25519::to_public(s.secret);
+  return s;
+}
+
+struct signed_message {
+  bytes32 pub{};
+  std::vector<std::uint8_t> msg;
+  std::array<std::uint8_t, 64> sig{};
+};
+
+signed_message sign_message(const signer& s, std::mt19937_64& rng) {
+  signed_message m;
+  m.pub = s.pub;
+  m.msg.resize(1 + rng() % 200);
+  for (auto& b : m.msg) b = static_cast<std::uint8_t>(rng());
+  m.sig = bt::sr25519::sign(s.secret, s.pub, m.msg);
+  return m;
+}
+
+// The cache's verdict, which must be verify()'s.
+std::error_code cached_verdict(bt::sr25519::key_cache& cache, const signed_message& m) {
+  const std::error_code single = bt::sr25519::verify(m.pub, m.msg, m.sig);
+  const std::error_code cached = cache.verify(m.pub, m.msg, m.sig);
+  CHECK(cached == single);
+  return cached;
+}
+
+// What a signature may be turned into: each must get verify()'s verdict from the cache.
+std::vector<signed_message> spoiled_variants(const signed_message& m, std::mt19937_64& rng) {
+  std::vector<signed_message> out;
+  signed_message tampered = m;  // the message changed: a mismatch
+  tampered.msg[rng() % tampered.msg.size()] ^= 0x01;
+  out.push_back(tampered);
+  signed_message flipped_s = m;  // s changed, still canonical: a mismatch
+  flipped_s.sig[40] ^= 0x04;
+  out.push_back(flipped_s);
+  signed_message unmarked = m;  // the schnorrkel marker cleared: invalid_signature
+  unmarked.sig[63] &= 0x7f;
+  out.push_back(unmarked);
+  for (const bytes32& e : edge_encodings()) {  // R replaced by an edge encoding
+    signed_message r = m;
+    r.sig = with_r(m.sig, e);
+    out.push_back(r);
+  }
+  signed_message big_s = m;  // s >= l
+  big_s.sig = with_s(m.sig, bt::test::group_l);
+  out.push_back(big_s);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sr25519 key cache: every verdict equals verify's, before and after the key is cached",
+          "[sr25519][key_cache]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0001ULL);
+  bt::sr25519::key_cache cache(8);
+  for (int k = 0; k < 4; ++k) {
+    const signer s = make_signer(rng);
+    // Unknown key: spoiled signatures first, so the key must not enter on them.
+    const signed_message first = sign_message(s, rng);
+    for (const signed_message& bad : spoiled_variants(first, rng))
+      CHECK(cached_verdict(cache, bad));
+    CHECK_FALSE(cache.contains(s.pub));
+    // A valid signature enters the key (point only); the next valid one builds its table.
+    CHECK_FALSE(cached_verdict(cache, first));
+    CHECK(cache.contains(s.pub));
+    CHECK_FALSE(cache.has_table(s.pub));
+    const signed_message second = sign_message(s, rng);
+    for (const signed_message& bad : spoiled_variants(second, rng))  // with the cached point
+      CHECK(cached_verdict(cache, bad));
+    CHECK_FALSE(cache.has_table(s.pub));
+    CHECK_FALSE(cached_verdict(cache, second));
+    CHECK(cache.has_table(s.pub));
+    // With the table: valid ones pass, every spoiled one gets verify's error.
+    for (int i = 0; i < 3; ++i) {
+      const signed_message next = sign_message(s, rng);
+      CHECK_FALSE(cached_verdict(cache, next));
+      for (const signed_message& bad : spoiled_variants(next, rng))
+        CHECK(cached_verdict(cache, bad));
+    }
+  }
+}
+
+TEST_CASE("sr25519 key cache: a cached key then a tampered message fails", "[sr25519][key_cache]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0002ULL);
+  bt::sr25519::key_cache cache;
+  const signer s = make_signer(rng);
+  const signer other = make_signer(rng);
+  const signed_message m = sign_message(s, rng);
+  REQUIRE_FALSE(cache.verify(m.pub, m.msg, m.sig));
+  REQUIRE_FALSE(cache.verify(m.pub, m.msg, m.sig));  // the same signature again: now the table
+  REQUIRE(cache.has_table(s.pub));
+  std::vector<std::uint8_t> tampered = m.msg;
+  tampered.push_back(0);
+  CHECK(cache.verify(m.pub, tampered, m.sig) == bt::key_errc::signature_mismatch);
+  // Another key's signature over the same message, under the cached key: refused.
+  const auto foreign = bt::sr25519::sign(other.secret, other.pub, m.msg);
+  CHECK(cache.verify(m.pub, m.msg, foreign) == bt::key_errc::signature_mismatch);
+  // The signing context is part of the message: another context is refused.
+  CHECK(cache.verify(m.pub, m.msg, m.sig, "another context") == bt::key_errc::signature_mismatch);
+}
+
+TEST_CASE("sr25519 key cache: a key that does not decode is never cached", "[sr25519][key_cache]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0003ULL);
+  bt::sr25519::key_cache cache;
+  const signer s = make_signer(rng);
+  const signed_message m = sign_message(s, rng);
+  int refused = 0;
+  for (const bytes32& e : edge_encodings()) {
+    if (bt::sr25519::is_valid_public_key(e)) continue;
+    ++refused;
+    for (int i = 0; i < 2; ++i)  // twice: a second sighting changes nothing
+      CHECK(cache.verify(e, m.msg, m.sig) == bt::sr25519::verify(e, m.msg, m.sig));
+    CHECK(cache.verify(e, m.msg, m.sig) == bt::key_errc::invalid_public_key);
+    CHECK_FALSE(cache.contains(e));
+  }
+  CHECK(refused > 10);
+  CHECK(cache.size() == 0);
+}
+
+TEST_CASE("sr25519 key cache: least recently used keys are evicted beyond the capacity",
+          "[sr25519][key_cache]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0004ULL);
+  bt::sr25519::key_cache cache(2);
+  CHECK(cache.capacity() == 2);
+  const signer a = make_signer(rng);
+  const signer b = make_signer(rng);
+  const signer c = make_signer(rng);
+  CHECK_FALSE(cached_verdict(cache, sign_message(a, rng)));
+  CHECK_FALSE(cached_verdict(cache, sign_message(b, rng)));
+  CHECK_FALSE(cached_verdict(cache, sign_message(a, rng)));  // a used last: b is the oldest
+  CHECK(cache.has_table(a.pub));
+  CHECK_FALSE(cached_verdict(cache, sign_message(c, rng)));
+  CHECK(cache.size() == 2);
+  CHECK(cache.contains(a.pub));
+  CHECK_FALSE(cache.contains(b.pub));
+  CHECK(cache.contains(c.pub));
+  // An evicted key verifies as before and enters again (evicting a, now the oldest).
+  CHECK_FALSE(cached_verdict(cache, sign_message(b, rng)));
+  CHECK(cache.contains(b.pub));
+  CHECK_FALSE(cache.contains(a.pub));
+  // A cache of capacity 0 remembers nothing.
+  bt::sr25519::key_cache none(0);
+  CHECK_FALSE(cached_verdict(none, sign_message(a, rng)));
+  CHECK_FALSE(cached_verdict(none, sign_message(a, rng)));
+  CHECK(none.size() == 0);
+}
+
+TEST_CASE("sr25519 key cache: batches with cached keys give each item verify's verdict",
+          "[sr25519][key_cache]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0005ULL);
+  bt::sr25519::key_cache cache(3);
+  std::vector<signer> signers;
+  for (int i = 0; i < 5; ++i) signers.push_back(make_signer(rng));
+  for (int round = 0; round < 6; ++round) {
+    std::vector<signed_message> msgs;
+    for (int i = 0; i < 12; ++i) msgs.push_back(sign_message(signers[rng() % signers.size()], rng));
+    if (round % 2 == 1) {  // a spoiled item: the batch falls back, each keeps its own verdict
+      const auto bad = spoiled_variants(msgs[3], rng);
+      msgs[3] = bad[rng() % bad.size()];
+    }
+    if (round == 4) msgs[5].pub = edge_encodings()[2];  // a key that does not decode
+    std::vector<bt::sr25519::batch_item> items;
+    for (const signed_message& m : msgs) items.push_back({m.pub, m.msg, m.sig});
+    std::vector<std::error_code> results(items.size());
+    cache.verify_each_with_batch(items, results);
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+      CAPTURE(round, i);
+      CHECK(results[i] == bt::sr25519::verify(msgs[i].pub, msgs[i].msg, msgs[i].sig));
+    }
+    CHECK(cache.size() <= 3);
+    CHECK_FALSE(cache.contains(edge_encodings()[2]));
+  }
+  CHECK(cache.size() == 3);
+}
+
+TEST_CASE("sr25519 key cache: threads verifying at once through a small cache",
+          "[sr25519][key_cache]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0006ULL);
+  bt::sr25519::key_cache cache(2);  // smaller than the keys in use: constant eviction
+  std::vector<signer> signers;
+  for (int i = 0; i < 4; ++i) signers.push_back(make_signer(rng));
+  std::vector<signed_message> msgs;
+  for (int i = 0; i < 16; ++i) msgs.push_back(sign_message(signers[i % 4], rng));
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 6; ++round)
+        for (std::size_t i = 0; i < msgs.size(); ++i) {
+          signed_message m = msgs[(i + static_cast<std::size_t>(t)) % msgs.size()];
+          const bool spoil = (i + static_cast<std::size_t>(round)) % 5 == 0;
+          if (spoil) m.msg[0] ^= 0x80;
+          if (bool(cache.verify(m.pub, m.msg, m.sig)) != spoil)
+            ++wrong[static_cast<std::size_t>(t)];
+        }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(wrong == std::vector<int>(4, 0));
+  CHECK(cache.size() <= 2);
+}
