@@ -43,7 +43,6 @@ struct dendrite_state {
   std::shared_ptr<spdlog::logger> log;
   connection_pool pool;
 
-  std::atomic<std::int64_t> last_nonce{0};
   std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
   std::atomic<std::uint64_t> sessions_offered{0}, sessions_established{0}, sessions_rejected{0},
       session_requests{0};
@@ -83,19 +82,6 @@ struct dendrite_state {
                             .hotkey = key.ss58_address(),
                             .uuid = uuid,
                             .version = opt.version};
-  }
-
-  /// time.time_ns(), strictly increasing per dendrite (two calls in the same nanosecond, or a
-  /// clock stepping back, still get distinct increasing nonces: axons require that per uuid).
-  std::int64_t next_nonce() {
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    std::int64_t last = last_nonce.load(std::memory_order_relaxed);
-    for (;;) {
-      const std::int64_t n = now > last ? now : last + 1;
-      if (last_nonce.compare_exchange_weak(last, n, std::memory_order_relaxed)) return n;
-    }
   }
 
   /// The signing pool a fan-out's calls sign in, or null: signing_threads resolves to one

@@ -3,6 +3,7 @@
 #include "synapse_dialect.hpp"
 
 #include <bt/detail/text.hpp>
+#include <bt/request_nonce.hpp>
 #include <bt/session_auth.hpp>
 
 #include <algorithm>
@@ -26,7 +27,7 @@ std::string_view synapse_dialect::begin_signed_try(const call_context& cx, poole
   // Nothing to sign: unsigned (insecure_skip_signing), or authenticated by the session's MAC.
   if (!id.key || session_use_ == session_use::mac) return {};
   begun_hash_at_ = begin_request(*ref_.descriptor, *ref_.object, dendrite_ip(cx, c),
-                                 st.next_nonce(), id, c.scratch);
+                                 next_request_nonce(), id, c.scratch);
   return c.scratch;
 }
 
@@ -41,8 +42,8 @@ std::string_view synapse_dialect::encode_try(const call_context& cx, pooled_conn
     session_use_ = choose_session_use(cx, c);
     request_identity id = st.identity();
     if (session_use_ == session_use::mac) id.key = nullptr;  // the MAC replaces the signature
-    encode_request(*ref_.descriptor, s, dendrite_ip(cx, c), st.next_nonce(), id, cx.host, c.scratch,
-                   c.head, c.body);
+    encode_request(*ref_.descriptor, s, dendrite_ip(cx, c), next_request_nonce(), id, cx.host,
+                   c.scratch, c.head, c.body);
   }
   if (session_use_ != session_use::none) add_session_header(cx, c);
   // The request id a response signature names: "{dendrite.nonce}.{dendrite.uuid}".

@@ -1,9 +1,9 @@
 // bittensor_cpp.Dendrite and AxonInfo over bt::dendrite.
 //
 // query() blocks with the GIL released while the C++ calls run: a single axon's call (and a
-// blocking Epistula call) on the calling thread's own lane (caller_lanes.hpp: no hand-off to and
-// from the dendrite's I/O thread); a list of axons, query_mixed's targets and a blocking btauth/1
-// call (plain_call says why) on the shared dendrite. The arguments are converted before any call
+// blocking Epistula or btauth/1 call) on the calling thread's own lane (caller_lanes.hpp: no
+// hand-off to and from the dendrite's I/O thread); a list of axons and query_mixed's targets on
+// the shared dendrite. The arguments are converted before any call
 // starts (call_args.hpp). forward() (and forward_mixed, every async_* call) returns an asyncio
 // future of the caller's running loop (called with no loop running, a coroutine that makes it
 // when awaited: awaitable_in_running_loop): the C++ completion (on a dendrite I/O thread) takes
@@ -144,11 +144,10 @@ class py_dendrite {
     return awaitable_in_running_loop(py::cpp_function(std::move(start)));
   }
 
-  /// A blocking Epistula v2 call (epistula_call) on this thread's lane, or a btauth/1 call
-  /// (btauth_call) on the shared dendrite: a btauth/1 receiver records (hotkey, nonce) alone,
-  /// and a C++ dendrite's nonces are strictly increasing only among its own requests, so two
-  /// lanes signing in the same nanosecond would send one nonce twice and the second request be
-  /// refused as a replay. Every btauth/1 request of a Dendrite takes its nonce from one counter.
+  /// A blocking Epistula v2 or btauth/1 call (epistula_call, btauth_call) on this thread's lane.
+  /// A btauth/1 receiver records (hotkey, nonce) alone; the lanes' dendrites cannot send one
+  /// nonce twice because every request of the process takes its nonce from one counter
+  /// (bt/request_nonce.hpp).
   template <bt::wire_dialect Dialect>
   py::object plain_call(py::handle axon, std::string method, std::string path, py::handle json_body,
                         double timeout) {
@@ -159,11 +158,7 @@ class py_dendrite {
     bt::http_call_response r;
     {
       py::gil_scoped_release unlocked;
-      if constexpr (Dialect == bt::wire_dialect::btauth)
-        r = run_on_shared<bt::http_call_response>(
-            d, [&](auto token) { args.start(d, std::move(token)); });
-      else
-        run_on_lane([&](bt::dendrite& ld, auto handler) { args.start(ld, std::move(handler)); }, r);
+      run_on_lane([&](bt::dendrite& ld, auto handler) { args.start(ld, std::move(handler)); }, r);
     }
     return py::cast(std::move(r));
   }

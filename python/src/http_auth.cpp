@@ -6,6 +6,7 @@
 #include "http_auth_stores.hpp"
 
 #include <bt/btauth.hpp>
+#include <bt/request_nonce.hpp>
 #include <bt/sha256.hpp>
 #include <bt/wallet.hpp>
 
@@ -95,19 +96,6 @@ std::shared_ptr<bt::keypair> signing_key(py::handle who) {
       "bittensor_cpp Keypair");
 }
 
-/// A nonce for a new request: now in nanoseconds, but always above the last one this process
-/// made, so that two requests signed in the same nanosecond do not share a nonce (the second
-/// would be refused as a replay).
-std::int64_t next_nonce() {
-  static std::atomic<std::int64_t> last{0};
-  std::int64_t now = ba::now_ns();
-  std::int64_t prev = last.load(std::memory_order_relaxed);
-  while (true) {
-    const std::int64_t next = now > prev ? now : prev + 1;
-    if (last.compare_exchange_weak(prev, next, std::memory_order_relaxed)) return next;
-  }
-}
-
 py::dict sign(py::handle who, const std::string& method, const std::string& path, py::handle body,
               std::optional<std::string> receiver, std::optional<std::int64_t> nonce_ns) {
   const auto key = signing_key(who);
@@ -117,7 +105,7 @@ py::dict sign(py::handle who, const std::string& method, const std::string& path
   {
     py::gil_scoped_release r;
     h = ba::sign_request(*key, method, path, bytes, receiver.value_or(""),
-                         nonce_ns ? *nonce_ns : next_nonce());
+                         nonce_ns ? *nonce_ns : bt::next_request_nonce());
   }
   py::dict out;
   out[py::str(ba::version_header)] = py::str(ba::version);

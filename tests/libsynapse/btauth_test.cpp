@@ -2,13 +2,17 @@
 #include <bt/btauth.hpp>
 #include <bt/detail/text.hpp>
 #include <bt/hex.hpp>
+#include <bt/request_nonce.hpp>
 #include <bt/sha256.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "support/dev_keys.hpp"
 
@@ -241,4 +245,32 @@ TEST_CASE("btauth: names, classes and replay keys", "[btauth]") {
   CHECK(ba::replay_key(t0) == "btauth:1700000000123456789");
   CHECK(ba::parse_scheme("Ed25519") == bt::crypto_type::ed25519);
   CHECK_FALSE(ba::parse_scheme("ed25519 "));
+}
+
+TEST_CASE(
+    "request nonces: one process-wide sequence, distinct across threads and increasing in each",
+    "[btauth]") {
+  // Two dendrites (or a dendrite and http_auth.sign) of one process signing for the same hotkey
+  // in the same nanosecond must not share a nonce: the receiver would refuse the second.
+  constexpr int threads = 4, per_thread = 20000;
+  std::vector<std::vector<std::int64_t>> seen(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&seen, t] {
+      seen[t].reserve(per_thread);
+      for (int i = 0; i < per_thread; ++i) seen[t].push_back(bt::next_request_nonce());
+    });
+  for (auto& th : pool) th.join();
+  std::vector<std::int64_t> all;
+  for (const auto& s : seen) {
+    CHECK(std::is_sorted(s.begin(), s.end()));
+    CHECK(std::adjacent_find(s.begin(), s.end()) == s.end());
+    all.insert(all.end(), s.begin(), s.end());
+  }
+  std::sort(all.begin(), all.end());
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+  // Nanoseconds of the system clock: within a minute of btauth's own clock reading.
+  const std::int64_t now = ba::now_ns();
+  CHECK(all.back() > now - 60'000'000'000);
+  CHECK(all.back() <= bt::next_request_nonce());
 }
