@@ -193,15 +193,70 @@ TEST_CASE("verify_batcher: a lone signature is verified alone, and max_batch bou
     CHECK(v.valid == std::vector<int>{1});
     CHECK(counts.batches() == 0);
   }
-  SECTION("five, at most two per batch: 2 + 2 + 1") {
-    for (int i = 0; i < 5; ++i)
-      batcher.submit(check_of(bt::test::alice(), "m" + std::to_string(i)), 2, &counts.stats,
+  SECTION("nine, at most four per batch: 4 + 4 + 1") {
+    for (int i = 0; i < 9; ++i)
+      batcher.submit(check_of(bt::test::alice(), "m" + std::to_string(i)), 4, &counts.stats,
                      v.completion());
     loop.run();
-    CHECK(v.valid == std::vector<int>(5, 1));
+    CHECK(v.valid == std::vector<int>(9, 1));
     CHECK(counts.batches() == 2);
-    CHECK(counts.in_batches() == 4);
+    CHECK(counts.in_batches() == 8);
   }
+  SECTION("groups too small for a batch equation to pay are verified one by one") {
+    using bt::detail::verify_batcher;
+    CHECK_FALSE(verify_batcher::batch_pays(3, 1));
+    CHECK(verify_batcher::batch_pays(4, 1));
+    CHECK_FALSE(verify_batcher::batch_pays(4, 2));
+    CHECK(verify_batcher::batch_pays(5, 2));
+    CHECK_FALSE(verify_batcher::batch_pays(7, 7));
+    CHECK(verify_batcher::batch_pays(8, 8));
+    const bt::keypair* signers[] = {&bt::test::alice(), &bt::test::bob(), &bt::test::alice(),
+                                    &bt::test::bob()};
+    for (int i = 0; i < 4; ++i)  // four with two keys: one by one, the forged one refused
+      batcher.submit(check_of(*signers[i], "m" + std::to_string(i), i == 1), 64, &counts.stats,
+                     v.completion());
+    loop.run();
+    CHECK(v.valid == std::vector<int>{1, 0, 1, 1});
+    CHECK(counts.batches() == 0);
+  }
+}
+
+TEST_CASE("verify_batcher: a key it has seen stays cached, and its next forgeries still fail",
+          "[axon][verify_batch]") {
+  bt::init_crypto();
+  boost::asio::io_context loop(1);
+  auto& batcher = bt::detail::verify_batcher::of(loop);
+  const auto& keys = bt::detail::verify_batcher::known_keys();
+  CHECK(keys.capacity() == bt::detail::verify_batcher::key_cache_capacity);
+  // A key no other test signs with: the cache is the process's.
+  const bt::keypair dave = bt::keypair::from_uri("//verify_batcher cache test");
+  const auto dave_key = dave.public_key();
+  verdicts v;
+  const auto run = [&] {
+    loop.restart();
+    loop.run();
+  };
+  batcher.submit(check_of(dave, "first", true), 64, nullptr, v.completion());
+  run();
+  CHECK_FALSE(keys.contains(dave_key));  // a forgery enters nothing
+  batcher.submit(check_of(dave, "second"), 64, nullptr, v.completion());
+  run();
+  CHECK(keys.contains(dave_key));
+  batcher.submit(check_of(dave, "third"), 64, nullptr, v.completion());
+  run();
+  CHECK(keys.has_table(dave_key));
+  // Lone and batched: a tampered message and a forged signature under the cached key fail.
+  bt::detail::signature_check tampered = check_of(dave, "fourth");
+  tampered.message += "!";
+  batcher.submit(std::move(tampered), 64, nullptr, v.completion());
+  run();
+  for (int i = 0; i < 4; ++i) {
+    bt::detail::signature_check c = check_of(dave, "batched " + std::to_string(i), i == 2);
+    if (i == 3) c.message[0] ^= 0x20;
+    batcher.submit(std::move(c), 64, nullptr, v.completion());
+  }
+  run();
+  CHECK(v.valid == std::vector<int>{0, 1, 1, 0, 1, 1, 0, 0});
 }
 
 TEST_CASE("verify_batcher: after a failed batch the next one is verified item by item",

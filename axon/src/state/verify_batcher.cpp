@@ -2,7 +2,6 @@
 
 #include "ops/axon_metrics.hpp"
 
-#include <bt/sr25519.hpp>
 #include <bt/sr25519_batch.hpp>
 
 #include <boost/asio/post.hpp>
@@ -11,6 +10,33 @@
 #include <utility>
 
 namespace bt::detail {
+
+namespace {
+
+// One cache for every loop of the process: the validators calling an axon are the same on all of
+// its I/O threads, and one bound holds for the whole process (sr25519_key_cache.hpp: about
+// 9.5 KiB per key, so about 2.4 MiB at most).
+sr25519::key_cache& process_keys() {
+  static sr25519::key_cache cache(verify_batcher::key_cache_capacity);
+  return cache;
+}
+
+template <class Item>
+std::size_t distinct_keys(std::span<Item> batch) {
+  std::vector<const public_key_bytes*> keys;
+  keys.reserve(batch.size());
+  for (const Item& it : batch) keys.push_back(&it.check.key);
+  std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
+  return static_cast<std::size_t>(
+      std::unique(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a == *b; }) -
+      keys.begin());
+}
+
+}  // namespace
+
+const sr25519::key_cache& verify_batcher::known_keys() {
+  return process_keys();
+}
 
 verify_batcher::verify_batcher(net::execution_context& ctx)
     : net::execution_context::service(ctx), loop_(static_cast<net::io_context&>(ctx)) {}
@@ -64,26 +90,28 @@ void verify_batcher::drain() {
 }
 
 void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> verdicts) {
-  const auto verify_alone = [](const signature_check& c) {
+  sr25519::key_cache& keys = process_keys();
+  const auto verify_alone = [&keys](const signature_check& c) {
     const auto msg =
         std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size());
-    return sr25519::verify(c.key, msg, c.signature);
+    return keys.verify(c.key, msg, c.signature);
   };
-  bool alone = batch.size() == 1;
-  if (!alone) {
+  const bool pays = batch.size() > 1 && batch_pays(batch.size(), distinct_keys(batch));
+  bool penalised = false;
+  if (pays) {
     std::lock_guard lk(m_);
     if (penalty_ > 0) {
       --penalty_;
-      alone = true;
+      penalised = true;
     }
   }
-  if (alone) {
+  if (penalised || !pays) {
     bool all_valid = true;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       verdicts[i] = verify_alone(batch[i].check);
       all_valid = all_valid && !verdicts[i];
     }
-    if (all_valid && batch.size() > 1) {  // the forgeries stopped: batch the next one again
+    if (penalised && all_valid) {  // the forgeries stopped: batch the next one again
       std::lock_guard lk(m_);
       penalty_ = 0;
     }
@@ -97,7 +125,7 @@ void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> ve
         c.key, std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size()),
         c.signature});
   }
-  sr25519::verify_each_with_batch(items, verdicts);
+  keys.verify_each_with_batch(items, verdicts);
   const bool all_valid = std::none_of(verdicts.begin(), verdicts.end(),
                                       [](const std::error_code& e) { return bool(e); });
   {
