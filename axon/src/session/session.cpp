@@ -151,8 +151,8 @@ void connection::abort() {
   job_timer_.cancel();
 }
 
-task<bool> connection::write_response() {
-  stream_->expires_after(core_.opts.write_timeout);
+task<bool> connection::write_response(clock_type::time_point now) {
+  stream_->expires_at(now + core_.opts.write_timeout);
   const std::array<net::const_buffer, 2> buffers{net::buffer(out_.head), net::buffer(out_.body)};
   auto [ec, n] = co_await stream_->write(buffers);
   (void)n;

@@ -108,8 +108,9 @@ class connection : public request_host {
   /// message is complete or fails. Beast's EOF rules: end_of_stream before any byte,
   /// partial_message within a message.
   task<beast::error_code> read_until_done(request_parser& p, bool header_only);
-  /// Writes out_.head + out_.body (one gathered write under write_timeout). False on failure.
-  task<bool> write_response();
+  /// Writes out_.head + out_.body (one gathered write, due by `now` + write_timeout: `now` is the
+  /// caller's clock read for the answer, handed along rather than read again). False on failure.
+  task<bool> write_response(clock_type::time_point now);
   task<bool> write_continue();
   task<void> close_gracefully();
   /// The lingering close's read and discard (see linger_), in its own frame: its 4 KiB sink is

@@ -119,8 +119,8 @@ task<bool> connection::answer(const rejection& refusal, request_state* st) {
   // The session's last request closes the connection whatever its answer (PROTOCOL 13).
   rejection rej = refusal;
   if (st && st->session.last) rej.close = true;
-  const clock_type::time_point t0 = st ? st->t0 : clock_type::now();
-  const double elapsed = seconds_since(t0);
+  const clock_type::time_point now = clock_type::now();  // the answer's one clock read
+  const double elapsed = st ? seconds_between(st->t0, now) : 0.0;
   const bool known = st && st->job;            // the header synapse exists: it is echoed, stamped
   const bool plain = known && st->r->plain();  // a plain route's answer: JSON, no bt headers
   if (plain) {
@@ -141,7 +141,7 @@ task<bool> connection::answer(const rejection& refusal, request_state* st) {
              st ? st->identity.view().caller_hotkey : std::string_view(),
              st ? claimed_caller(*st) : std::string_view(), rej.status, rej.message, elapsed);
   if (rej.close) linger_ = true;
-  const bool written = co_await write_response();
+  const bool written = co_await write_response(now);
   co_return written && !rej.close;
 }
 
@@ -308,7 +308,7 @@ task<bool> connection::serve(request_parser& p) {
     message = or_dash(s.axon.status_message);
   }
   account(st, status, message, elapsed);
-  const bool written = co_await write_response();
+  const bool written = co_await write_response(handled_at);
   co_return written && !close;
 }
 
