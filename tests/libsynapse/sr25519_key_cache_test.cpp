@@ -245,3 +245,25 @@ TEST_CASE("sr25519 key cache: threads verifying at once through a small cache",
   CHECK(wrong == std::vector<int>(4, 0));
   CHECK(cache.size() <= 2);
 }
+
+TEST_CASE("sr25519 key cache: the identity as a public key, cached with its table",
+          "[sr25519][key_cache]") {
+  // The identity is a valid key (schnorrkel accepts it) whose signatures anyone can make: the
+  // cache may hold it, and its table must still give verify's verdicts.
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0007ULL);
+  signer zero;
+  zero.secret.scalar.fill(0);
+  for (auto& b : zero.secret.nonce) b = static_cast<std::uint8_t>(rng());
+  zero.pub = bt::sr25519::to_public(zero.secret);
+  REQUIRE(zero.pub == bytes32{});
+  bt::sr25519::key_cache cache;
+  for (int i = 0; i < 4; ++i) {
+    const signed_message m = sign_message(zero, rng);
+    CHECK_FALSE(cached_verdict(cache, m));
+    // k·A is the identity whatever k is, so a changed message still verifies: only agreement
+    // with verify() is asserted (inside cached_verdict).
+    for (const signed_message& other : spoiled_variants(m, rng)) (void)cached_verdict(cache, other);
+  }
+  CHECK(cache.has_table(zero.pub));
+}
