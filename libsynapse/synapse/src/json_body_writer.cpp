@@ -8,34 +8,63 @@
 #include "codec_detail.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace bt {
 namespace {
 
-/// Whether a name is lowercase ASCII letters and '_' only (JSON text as it is), at most `max`
-/// bytes: the base and TerminalInfo member names are written without an escape scan.
-constexpr bool plain_name(std::string_view n, std::size_t max) {
-  if (n.size() > max) return false;
-  for (char c : n)
-    if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
-  return true;
-}
-
+/// Whether every name of a member table is lowercase ASCII letters and '_': JSON text as it is.
 template <class Table>
-constexpr bool plain_member_names(const Table& table, std::size_t max) {
+constexpr bool plain_member_names(const Table& table) {
   for (std::string_view n : detail::member_names(table))
-    if (!plain_name(n, max)) return false;
+    for (char c : n)
+      if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
   return true;
 }
+static_assert(plain_member_names(synapse_members) && plain_member_names(terminal_info_members));
+
+// json.dumps' default separators, and the compact ones (Starlette's JSONResponse).
+constexpr std::string_view dumps_item_sep = ", ", dumps_key_sep = ": ";
+constexpr std::string_view compact_item_sep = ",", compact_key_sep = ":";
+
+/// A member table's keys as the writer writes them, the item separator before and the key
+/// separator after (`, "nonce": ` and `,"nonce":`), built once: a member's key is then one
+/// append, with no escape scan (plain_member_names) and no piecing together.
+template <class Table>
+class member_keys {
+ public:
+  explicit member_keys(const Table& table) {
+    std::size_t i = 0;
+    detail::for_each_member(table, [&](const auto& m) {
+      dumps_[i] = quoted(dumps_item_sep, m.name, dumps_key_sep);
+      compact_[i] = quoted(compact_item_sep, m.name, compact_key_sep);
+      ++i;
+    });
+  }
+  /// Member i's key in the style (`ascii`: json.dumps), without the item separator if `first`.
+  std::string_view get(std::size_t i, bool ascii, bool first) const {
+    const std::string_view k = ascii ? dumps_[i] : compact_[i];
+    return first ? k.substr(ascii ? dumps_item_sep.size() : compact_item_sep.size()) : k;
+  }
+
+ private:
+  static std::string quoted(std::string_view item_sep, std::string_view name,
+                            std::string_view key_sep) {
+    std::string k(item_sep);
+    k.append("\"").append(name).append("\"").append(key_sep);
+    return k;
+  }
+  std::array<std::string, std::tuple_size_v<Table>> dumps_, compact_;
+};
 
 class writer {
  public:
   writer(std::string& out, json_style style) noexcept
       : out_(out),
         ascii_(style == json_style::python_dumps),
-        item_sep_(ascii_ ? ", " : ","),
-        key_sep_(ascii_ ? ": " : ":") {}
+        item_sep_(ascii_ ? dumps_item_sep : compact_item_sep),
+        key_sep_(ascii_ ? dumps_key_sep : compact_key_sep) {}
 
   void begin_object() { out_ += '{'; }
   void end_object() { out_ += '}'; }
@@ -50,8 +79,11 @@ class writer {
     out_ += key_sep_;
   }
 
-  /// key() for a member table's name (plain_member_names: nothing to escape, no scan needed).
-  void member_key(std::string_view k, bool first) { plain_key(k, first); }
+  /// Member `i`'s key from a table's member_keys, in one append.
+  template <class Table>
+  void member_key(const member_keys<Table>& keys, std::size_t i, bool first) {
+    out_.append(keys.get(i, ascii_, first));
+  }
 
   void null() { out_ += "null"; }
   void boolean(bool b) { out_ += b ? "true" : "false"; }
@@ -157,11 +189,12 @@ class writer {
   }
   void put(const std::string& v) { string(v); }
   void put(const terminal_info& t) {
+    static const member_keys keys(terminal_info_members);
     out_ += '{';
-    bool first = true;
+    std::size_t i = 0;
     detail::for_each_member(terminal_info_members, [&](const auto& m) {
-      member_key(m.name, first);
-      first = false;
+      member_key(keys, i, i == 0);
+      ++i;
       put(t.*m.ptr);
     });
     out_ += '}';
@@ -234,9 +267,6 @@ class writer {
   }
 
   static constexpr std::size_t max_plain_key = 48;
-  static_assert(plain_name(synapse_name_key, max_plain_key) &&
-                plain_member_names(synapse_members, max_plain_key) &&
-                plain_member_names(terminal_info_members, max_plain_key));
 
   /// The separator (unless first), the quoted name and the key separator in one append; `k` has
   /// nothing to escape and at most max_plain_key bytes.
@@ -258,10 +288,12 @@ class writer {
 };
 
 void write_base(writer& w, const synapse_descriptor& d, const synapse& s) {
-  w.member_key(synapse_name_key, true);
+  static const member_keys keys(synapse_members);
+  w.key(synapse_name_key, true);
   w.string(d.name());
+  std::size_t i = 0;
   detail::for_each_member(synapse_members, [&](const auto& m) {
-    w.member_key(m.name, false);
+    w.member_key(keys, i++, false);
     w.put(s.*m.ptr);
   });
 }
