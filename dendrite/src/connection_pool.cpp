@@ -7,18 +7,47 @@
 #include <iterator>
 
 namespace bt::detail {
+namespace {
 
-std::unique_ptr<pooled_connection> connection_pool::take(const endpoint& ep) {
-  const auto now = clock::now();
+boost::system::error_code last_error() {
+  return {errno, boost::asio::error::get_system_category()};
+}
+
+}  // namespace
+
+boost::system::error_code start_connect(pooled_connection& c,
+                                        const boost::asio::ip::tcp::endpoint& ep) {
+  boost::system::error_code ec;
+  c.socket.open(ep.protocol(), ec);
+  if (!ec) c.socket.non_blocking(true, ec);
+  if (ec) return ec;
+  boost::system::error_code ignored;
+  c.socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+  if (::connect(c.socket.native_handle(), ep.data(), static_cast<socklen_t>(ep.size())) == 0)
+    return {};
+  return last_error();
+}
+
+boost::system::error_code connect_result(pooled_connection& c) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(c.socket.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+    return last_error();
+  return {err, boost::asio::error::get_system_category()};
+}
+
+std::unique_ptr<pooled_connection> connection_pool::take(const endpoint& ep,
+                                                         clock::time_point now) {
   for (;;) {
     std::unique_ptr<pooled_connection> c;
     {
       std::lock_guard lk(mu_);
       auto it = idle_.find(ep);
-      if (it == idle_.end()) return nullptr;
+      if (it == idle_.end() || it->second.empty()) return nullptr;
       c = std::move(it->second.back());
       it->second.pop_back();
-      if (it->second.empty()) idle_.erase(it);
+      // An emptied list stays (the sweep drops it): the next put() to this endpoint, as a
+      // fan-out's every call makes, then neither allocates a map node nor grows a new vector.
       --idle_total_;
     }
     const auto idle_for = now - c->idle_since;
@@ -36,8 +65,8 @@ bool connection_pool::still_open(pooled_connection& c) {
   return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-void connection_pool::put(const endpoint& ep, std::unique_ptr<pooled_connection> c) {
-  const auto now = clock::now();
+void connection_pool::put(const endpoint& ep, std::unique_ptr<pooled_connection> c,
+                          clock::time_point now) {
   c->idle_since = now;
   if (c->body.capacity() > keep_buffer_bytes) std::string().swap(c->body);
   if (c->head.capacity() > keep_buffer_bytes) std::string().swap(c->head);

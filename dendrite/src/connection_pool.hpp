@@ -42,6 +42,18 @@ struct pooled_connection {
   }
 };
 
+/// Opens `c`'s socket non-blocking (for the asynchronous connect and for writes in place) and
+/// with TCP_NODELAY, and starts its connect to `ep`: no error when connected at once, in_progress
+/// or would_block while the connect goes on (await the socket's writability, then
+/// connect_result()), any other error when it failed. Two system calls fewer than Asio's
+/// async_connect followed by setting the mode: Asio sets its own non-blocking mode before the
+/// user's (two ioctls), and polls the socket before asking for the connect's result.
+boost::system::error_code start_connect(pooled_connection& c,
+                                        const boost::asio::ip::tcp::endpoint& ep);
+
+/// The outcome of a connect start_connect() began, once the socket is writable.
+boost::system::error_code connect_result(pooled_connection& c);
+
 /// Limits of the pool (from dendrite_options).
 struct connection_pool_limits {
   std::size_t max_idle_per_endpoint = 4;
@@ -56,14 +68,15 @@ class connection_pool {
 
   explicit connection_pool(connection_pool_limits limits) : limits_(limits) {}
 
-  /// An idle connection to `ep` still usable, or null. Expired ones, and ones the server closed
-  /// (checked by a non-blocking peek when idle for more than peek_after), are dropped on the way.
-  std::unique_ptr<pooled_connection> take(const endpoint& ep);
+  /// An idle connection to `ep` still usable at `now` (the caller's clock reading), or null.
+  /// Expired ones, and ones the server closed (checked by a non-blocking peek when idle for more
+  /// than peek_after), are dropped on the way.
+  std::unique_ptr<pooled_connection> take(const endpoint& ep, clock::time_point now);
 
-  /// Keeps `c` for reuse if the limits allow and the pool is open; otherwise closes it. Shrinks
-  /// buffers a one-off huge request or response grew, and sweeps expired connections at most
-  /// once a second.
-  void put(const endpoint& ep, std::unique_ptr<pooled_connection> c);
+  /// Keeps `c`, idle since `now` (the caller's clock reading), for reuse if the limits allow and
+  /// the pool is open; otherwise closes it. Shrinks buffers a one-off huge request or response
+  /// grew, and sweeps expired connections at most once a second.
+  void put(const endpoint& ep, std::unique_ptr<pooled_connection> c, clock::time_point now);
 
   /// Closes every idle connection now.
   void close_idle();
@@ -88,6 +101,7 @@ class connection_pool {
   };
 
   static bool still_open(pooled_connection& c);
+  /// Closes expired connections (into `out`) and drops emptied endpoint lists.
   void sweep_locked(clock::time_point now, idle_list& out);
 
   const connection_pool_limits limits_;

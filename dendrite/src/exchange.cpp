@@ -11,7 +11,9 @@
 // The deadline and cancellation are one thing, the call's stop: a steady_timer armed once with
 // the absolute deadline, cancel() and the dendrite's shutdown all set it and close the socket,
 // so no byte a miner drips can extend the call; the coroutine only suspends in socket
-// operations, and after each one it calls throw_if_stopped() before looking at the result.
+// operations, and after each one it calls throw_if_stopped() before looking at the result
+// (after a successful write, only the stop: the read that follows looks at the clock). The
+// clock is read once per stage and the reading handed along (pool, session, metrics).
 // Failures are thrown as call_failure inside the coroutine and recorded once (by the dialect);
 // finish() then pools the connection only after a complete, clean exchange.
 #include "exchange.hpp"
@@ -192,17 +194,20 @@ void call_exchange::stop(dendrite_errc e, std::string detail) {
 
 /// The one place the deadline and cancellation are checked: at the start and after every
 /// socket operation, before its result is looked at (a stop outranks the error the closed
-/// socket produced, and an answer that lost the race with the deadline).
-void call_exchange::throw_if_stopped() {
-  if (!stop_ && steady::now() >= deadline_) stop_ = call_failure{dendrite_errc::timeout, {}};
+/// socket produced, and an answer that lost the race with the deadline); a successful write
+/// only checks stop_, see send(). `now`: the clock as the operation completed (the caller's one
+/// reading for its stage).
+void call_exchange::throw_if_stopped(steady::time_point now) {
+  if (!stop_ && now >= deadline_) stop_ = call_failure{dendrite_errc::timeout, {}};
   if (stop_) throw *stop_;
 }
 
-/// A pooled connection to ep_, skipping (closing) ones whose session can carry no more.
-std::unique_ptr<pooled_connection> call_exchange::take_pooled() {
+/// A pooled connection to ep_ usable at `now`, skipping (closing) ones whose session can carry
+/// no more.
+std::unique_ptr<pooled_connection> call_exchange::take_pooled(steady::time_point now) {
   for (;;) {
-    auto c = st_->pool.take(ep_);
-    if (!c || !c->session.spent(steady::now())) return c;
+    auto c = st_->pool.take(ep_, now);
+    if (!c || !c->session.spent(now)) return c;
   }
 }
 
@@ -239,7 +244,7 @@ net::awaitable<bool> call_exchange::exchange(std::optional<call_failure> stopped
   if (stopped_before_start && !stop_) stop_ = std::move(stopped_before_start);
   std::string problem = dialect_.begin(context());
   // A fan-out call still queued at its deadline ends here, without a connection.
-  throw_if_stopped();
+  throw_if_stopped(begin);
   check_address(std::move(problem));
 
   timer_.expires_at(deadline_);
@@ -249,7 +254,7 @@ net::awaitable<bool> call_exchange::exchange(std::optional<call_failure> stopped
 
   // A pooled connection that fails before any response byte was probably closed by the server
   // while idle (keep-alive race): it is retried once, on a fresh connection with a fresh nonce.
-  conn_ = take_pooled();
+  conn_ = take_pooled(begin);
   bool may_retry = conn_ != nullptr;
   if (conn_)
     st_->reused.fetch_add(1, std::memory_order_relaxed);
@@ -281,9 +286,10 @@ net::awaitable<bool> call_exchange::exchange(std::optional<call_failure> stopped
     const bool verified = check_response_signature(res);
     dialect_.merge(cx, res, verified);
   }
-  dialect_.set_process_time(std::chrono::duration<double>(steady::now() - begin).count());
+  ended_ = steady::now();
+  dialect_.set_process_time(std::chrono::duration<double>(ended_ - begin).count());
   co_return res.keep_alive() && conn_->buffer.size() == 0 && !close_after_ &&
-      !conn_->session.spent(steady::now());
+      !conn_->session.spent(ended_);
 }
 
 /// A streamed 200 (PROTOCOL 7): the body is an opaque byte stream for the dialect's parser,
@@ -305,20 +311,23 @@ net::awaitable<void> call_exchange::read_stream(http_response& res) {
   dialect_.merge_stream(context(), res);
 }
 
-/// A new connection to ep_ (replacing, and so closing, the current one).
+/// A new connection to ep_ (replacing, and so closing, the current one): non-blocking (for
+/// write_whole's write in place) and TCP_NODELAY, see start_connect().
 net::awaitable<void> call_exchange::connect() {
   parser_.reset();
   conn_ = std::make_unique<pooled_connection>(st_->ex, read_buffer_max(st_->opt));
   st_->opened.fetch_add(1, std::memory_order_relaxed);
-  auto [ec] = co_await conn_->socket.async_connect(ep_, use_ec);
+  beast::error_code ec = start_connect(*conn_, ep_);
+  if (ec == net::error::in_progress || ec == net::error::would_block) {
+    auto [wec] = co_await conn_->socket.async_wait(tcp::socket::wait_write, use_ec);
+    ec = wec ? wec : connect_result(*conn_);
+  }
   throw_if_stopped();
   if (ec) {
     if (st_->log) st_->log->debug("dendrite | connect {} failed: {}", host_, ec.message());
     throw call_failure{dendrite_errc::connect_failed, ec.message()};
   }
   beast::error_code ignored;
-  conn_->socket.set_option(tcp::no_delay(true), ignored);
-  conn_->socket.non_blocking(true, ignored);  // for write_whole's write in place
   if (st_->opt.external_ip.empty()) {
     auto local = conn_->socket.local_endpoint(ignored);
     if (!ignored) conn_->local_ip = local.address().to_string();
@@ -347,7 +356,12 @@ net::awaitable<beast::error_code> call_exchange::send() {
   }
   const beast::error_code ec =
       co_await write_whole(c.socket, {net::buffer(c.head), net::buffer(body)});
-  throw_if_stopped();
+  // A written request is followed by the read of its answer, which looks at the clock when it
+  // completes; a failed write looks now (the deadline outranks the write's error).
+  if (ec)
+    throw_if_stopped();
+  else if (stop_)
+    throw *stop_;
   co_return ec;
 }
 
@@ -536,6 +550,8 @@ void call_exchange::deliver_stream_bytes() {
 /// clean exchange (never after a failure, a stop or a partially read body), report.
 void call_exchange::finish(std::exception_ptr ep, bool keep) {
   const call_context cx = context();
+  // A completed exchange read the clock as it ended; a failed one may have ended at any stage.
+  const steady::time_point now = ep ? steady::now() : ended_;
   if (ep) {
     keep = false;
     try {
@@ -555,7 +571,7 @@ void call_exchange::finish(std::exception_ptr ep, bool keep) {
   parser_.reset();
   if (conn_) {
     if (keep)
-      st_->pool.put(ep_, std::move(conn_));
+      st_->pool.put(ep_, std::move(conn_), now);
     else
       conn_.reset();
   }
@@ -565,7 +581,7 @@ void call_exchange::finish(std::exception_ptr ep, bool keep) {
     const std::string status = std::to_string(dialect_.final_status());
     st_->calls_by.with({name_, status}).inc();
     st_->call_seconds.with({name_, status})
-        .observe(std::chrono::duration<double>(steady::now() - begun_).count());
+        .observe(std::chrono::duration<double>(now - begun_).count());
   } catch (...) {  // out of memory: the call still completes, uncounted
   }
   if (st_->log && st_->log->should_log(spdlog::level::debug)) {

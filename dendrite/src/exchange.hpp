@@ -55,7 +55,8 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
 
  private:
   void stop(dendrite_errc e, std::string detail);
-  void throw_if_stopped();
+  void throw_if_stopped(steady::time_point now);
+  void throw_if_stopped() { throw_if_stopped(steady::now()); }
   boost::asio::awaitable<bool> exchange(std::optional<call_failure> stopped_before_start);
   void check_address(std::string problem);
   boost::asio::awaitable<void> connect();
@@ -74,7 +75,7 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   call_failure io_failure(boost::beast::error_code ec) const;
   void deliver_stream_bytes();
   void finish(std::exception_ptr ep, bool keep);
-  std::unique_ptr<pooled_connection> take_pooled();
+  std::unique_ptr<pooled_connection> take_pooled(steady::time_point now);
   call_context context() const { return {*st_, target_, timeout_, host_}; }
 
   std::shared_ptr<dendrite_state> st_;
@@ -88,6 +89,9 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   steady::time_point deadline_;
   sha256_hasher stream_hash_;                       ///< a streaming call's body so far
   const steady::time_point begun_ = steady::now();  ///< for the call duration metric
+  /// The clock as the exchange's last stage (the answer read) ended: what a completed exchange
+  /// reports to finish() (the duration metric, the pooled connection's idle start).
+  steady::time_point ended_{};
 
   /// Set once: the deadline passed, or the call was cancelled (see stop()).
   std::optional<call_failure> stop_;

@@ -7,6 +7,7 @@
 #include "synapse_dialect.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -33,7 +34,9 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
   std::vector<std::shared_ptr<call_exchange>> live;  // by index, while running
 
   void launch_more() {
-    std::vector<std::shared_ptr<call_exchange>> start;
+    // Calls to start outside the lock: one when a finished call makes room (no allocation for
+    // it), up to max_concurrency at the beginning.
+    boost::container::small_vector<std::shared_ptr<call_exchange>, 2> start;
     bool was_cancelled = false;
     {
       std::lock_guard lk(mu);

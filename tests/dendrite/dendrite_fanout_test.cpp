@@ -18,6 +18,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -251,4 +252,53 @@ TEST_CASE("cancelling a fan-out cancels its running calls", "[dendrite][fanout][
     CHECK(x.dendrite.status_code == 503);
     CHECK(x.dendrite.status_message == "Request cancelled: cancelled by the caller");
   }
+}
+
+TEST_CASE("a fan-out over kept connections the axon dropped retries each call once",
+          "[dendrite][fanout][pool]") {
+  // max_idle_per_endpoint: every connection of the first fan-out is kept for the second.
+  constexpr int calls = 4;
+  std::atomic<int> conn_no{0};
+  // Answers dummy_output = 2 x dummy_input; the first fan-out's connections die when their
+  // second request arrives, before answering it (the keep-alive race, on every call at once).
+  fault_server srv([&conn_no](tcp::socket& s, server_log&) -> net::awaitable<void> {
+    const int me = ++conn_no;
+    boost::beast::flat_buffer buf;
+    for (int n = 0;; ++n) {
+      http::request<http::string_body> req;
+      auto [ec, bytes] = co_await http::async_read(s, buf, req, net::as_tuple(net::use_awaitable));
+      (void)bytes;
+      if (ec) co_return;
+      if (me <= calls && n == 1) {
+        s.close();
+        co_return;
+      }
+      dummy d;
+      if (bt::read_json_body(bt::descriptor_of<dummy>(), req.body(), d)) co_return;
+      d.dummy_output = 2 * d.dummy_input;
+      d.axon.status_code = 200;
+      d.axon.status_message = "Success";
+      std::string body;
+      bt::write_json_body(bt::descriptor_of<dummy>(), d, body, bt::json_style::compact);
+      co_await write_text(s, http_response(200, body));
+    }
+  });
+  bt::dendrite d(alice());
+  const std::vector<bt::axon_info> axons(calls, srv.axon(bob().ss58_address()));
+  dummy q;
+  q.dummy_input = 3;
+  for (const auto& r : d.forward(axons, q, 5.0)) {
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 6);
+  }
+  REQUIRE(d.stats().idle_connections == calls);
+  for (const auto& r : d.forward(axons, q, 5.0)) {
+    CHECK(r.dendrite.status_code == 200);
+    CHECK(r.dummy_output == 6);
+  }
+  const auto st = d.stats();
+  CHECK(st.connections_reused == calls);
+  CHECK(st.retries == calls);
+  CHECK(st.connections_opened == 2 * calls);
+  CHECK(srv.log().connections == 2 * calls);
 }
