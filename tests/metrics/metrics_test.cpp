@@ -35,6 +35,34 @@ TEST_CASE("counter and gauge render with HELP, TYPE and sorted label sets") {
   CHECK(&req.with({"/a", "200"}) == &req.with({"/a", "200"}));
 }
 
+TEST_CASE("a known label set is found by string views and by strings alike, prefixes kept apart") {
+  // with() looks a known set up by the views it was given (no vector is built); a child made
+  // from either form must be found from the other, and a value that is a prefix of another, or
+  // the same text split differently between labels, must stay a child of its own.
+  registry reg;
+  auto& f = reg.counter("split_total", "Splits.", {"a", "b"});
+  auto& ab_c = f.with(std::vector<std::string>{"ab", "c"});
+  const std::string a = "a", bc = "bc";
+  auto& a_bc = f.with({std::string_view(a), std::string_view(bc)});
+  auto& a_b = f.with({"a", "b"});
+  auto& empty_c = f.with({"", "c"});
+  CHECK(&f.with({"ab", "c"}) == &ab_c);
+  CHECK(&f.with(std::vector<std::string>{"a", "bc"}) == &a_bc);
+  CHECK(&f.with({"a", "b"}) == &a_b);
+  CHECK(&f.with(std::vector<std::string>{"", "c"}) == &empty_c);
+  CHECK(&ab_c != &a_bc);
+  CHECK(&a_b != &a_bc);
+  CHECK_THROWS_AS(f.with({"only one"}), std::invalid_argument);
+  ab_c.inc();
+  CHECK(reg.render() ==
+        "# HELP split_total Splits.\n"
+        "# TYPE split_total counter\n"
+        "split_total{a=\"\",b=\"c\"} 0\n"
+        "split_total{a=\"a\",b=\"b\"} 0\n"
+        "split_total{a=\"a\",b=\"bc\"} 0\n"
+        "split_total{a=\"ab\",b=\"c\"} 1\n");
+}
+
 TEST_CASE("label values escape backslash, quote and newline, HELP backslash and newline") {
   registry reg;
   auto& c = reg.counter("odd_total", "Help with \\ and\nnewline \"quoted\".", {"v"});

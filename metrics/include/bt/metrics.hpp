@@ -13,7 +13,8 @@
 // Contracts:
 // - Hot path: inc/set/observe on a resolved child never allocate and never lock (relaxed atomics
 //   on the child). Resolving a child (family::with) takes the family's mutex and allocates the
-//   first time a label set is seen: do it once, outside the hot path, and keep the reference.
+//   first time a label set is seen (a set seen before is found without allocating): keep the
+//   reference where the labels are fixed.
 //   Children live as long as the registry (their addresses never change).
 // - Names follow Prometheus: metric names [a-zA-Z_:][a-zA-Z0-9_:]*, label names
 //   [a-zA-Z_][a-zA-Z0-9_]* not starting with "__" ("le" is reserved for histograms). Registering
@@ -26,11 +27,13 @@
 // - Thread safety: every member may be called from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -128,6 +131,11 @@ class family final : public detail::family_base {
   /// The child for these label values (as many as the family has label names; throws
   /// std::invalid_argument otherwise), created at first use. Keep the reference.
   T& with(std::initializer_list<std::string_view> values) {
+    check_arity(values.size());
+    {
+      std::lock_guard lk(m_);
+      if (auto it = children_.find(values); it != children_.end()) return *it->second;
+    }
     return with(std::vector<std::string>(values.begin(), values.end()));
   }
   T& with(std::vector<std::string> values);
@@ -143,9 +151,21 @@ class family final : public detail::family_base {
         bounds_(std::move(bounds)) {}
 
  private:
+  /// Orders label-value lists as std::vector<std::string>'s operator< does, and compares them
+  /// with a list of string_views too, so that finding a known child allocates nothing.
+  struct label_values_less {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::lexicographical_compare(
+          std::begin(a), std::end(a), std::begin(b), std::end(b),
+          [](std::string_view x, std::string_view y) { return x < y; });
+    }
+  };
+
   std::vector<double> bounds_;  // histograms only
   mutable std::mutex m_;
-  std::map<std::vector<std::string>, std::unique_ptr<T>> children_;
+  std::map<std::vector<std::string>, std::unique_ptr<T>, label_values_less> children_;
 };
 
 /// A set of families, rendered together.
