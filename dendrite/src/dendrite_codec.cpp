@@ -189,19 +189,29 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
     return malformed;
   }
 
-  // Headers: parsed completely (a malformed bt header value fails the call, as in Python),
-  // into a scratch base synapse.
+  // Headers: every one checked (a malformed bt header value fails the call, as in Python), the
+  // axon block's kept in a scratch base synapse.
   synapse h;
-  if (error e = from_headers(headers, h); e) {
+  if (error e = from_headers(headers, h, header_scope::axon_block); e) {
     detail = e.message();
     return malformed;
   }
 
-  owned_synapse server{nullptr, [](synapse*) {}};
+  // A 200 body is read whole into a fresh object (so that a field it lacks merges as its
+  // default, as Python's does), every value checked; only what the merge takes is built. A base
+  // synapse's fresh object is a local one (no allocation).
+  owned_synapse blank{nullptr, [](synapse*) {}};
+  synapse base_blank;
+  synapse* server = nullptr;
   std::optional<std::string> message;
   if (status == 200) {
-    server = ref.make_blank(s);
-    if (error e = read_json_body(d, body, *server); e) {
+    if (ref.make_blank == &make_blank_of<synapse>) {
+      server = &base_blank;
+    } else {
+      blank = ref.make_blank(s);
+      server = blank.get();
+    }
+    if (error e = read_json_body(d, body, *server, {.answer_status_only = true}); e) {
       detail = e.message();
       return malformed;
     }
@@ -242,7 +252,7 @@ std::error_code apply_response(const synapse_ref& ref, unsigned status,
 std::error_code apply_stream_headers(synapse& s, const boost::beast::http::fields& headers,
                                      std::string& detail) {
   synapse h;
-  if (error e = from_headers(headers, h); e) {
+  if (error e = from_headers(headers, h, header_scope::axon_block); e) {
     detail = e.message();
     return make_error_code(dendrite_errc::malformed_response);
   }

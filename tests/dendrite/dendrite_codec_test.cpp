@@ -307,6 +307,12 @@ TEST_CASE("response merge: failures change nothing", "[dendrite][codec]") {
       {200, json_fields(), R"({"dummy_output":1})"},   // missing required input
       {200, json_fields(), R"({"dummy_input":"x"})"},  // wrong type
       {200, json_fields(), R"({"dummy_input":1,"axon":{"port":"eighty"}})"},
+      // values the merge discards are still checked against their types
+      {200, json_fields(), R"({"dummy_input":1,"dendrite":{"hotkey":5}})"},
+      {200, json_fields(), R"({"dummy_input":1,"axon":{"uuid":[]}})"},
+      {200, json_fields(), R"({"dummy_input":1,"computed_body_hash":0})"},
+      {200, json_fields(), "{\"dummy_input\":1,\"dendrite\":{\"uuid\":\"\xff\"}}"},
+      {200, json_fields(), R"({"dummy_input":1,"axon":{"signature":"\udc00"}})"},
       {200, json_fields({{"bt_header_axon_nonce", "1.5"}}), R"({"dummy_input":1})"},
       {200, json_fields({{"timeout", "soon"}}), R"({"dummy_input":1})"},
       {200, http::fields{}, R"({"dummy_input":1})"},  // no content type
@@ -365,4 +371,59 @@ TEST_CASE("the failure table", "[dendrite][errors]") {
   bt::set_dendrite_failure(s, "Dummy", E::timeout);
   CHECK(s.dendrite.status_message == "Request timeout after 2.5 seconds");
   CHECK_FALSE(s.axon.status_code.has_value());
+}
+
+TEST_CASE("response merge of a base synapse: discarded values checked, the status taken",
+          "[dendrite][codec]") {
+  // The base type's answer is read into a local object, not one made by make_blank.
+  auto base_case = [] {
+    bt::synapse s;
+    bt::detail::preset_request(s, target_2_6(), 12.0, identity(), "203.0.113.5");
+    s.dendrite.nonce = 77;
+    return s;
+  };
+  const std::vector<std::string> bad = {
+      R"({"dendrite":{"hotkey":5}})",
+      R"({"dendrite":{"signature":{"a":1}}})",
+      R"({"axon":{"hotkey":1.5}})",
+      R"({"axon":{"status_message":5}})",
+      R"({"computed_body_hash":[]})",
+      R"({"timeout":"soon"})",
+      R"({"dendrite":{"uuid":"\ud800"}})",
+      "{\"axon\":{\"ip\":\"\xc3\"}}",
+      R"({"dendrite":{"hotkey":"a","hotkey":"b"}})",
+      R"({"dendrite":{"hotkey":"a"})",
+      "[]",
+  };
+  for (const auto& body : bad) {
+    INFO(body);
+    bt::synapse s = base_case();
+    const bt::synapse before = s;
+    std::string detail;
+    const auto ec = bt::detail::apply_response(bt::detail::make_synapse_ref(s), 200, json_fields(),
+                                               body, detail);
+    CHECK(ec == bt::dendrite_errc::malformed_response);
+    CHECK_FALSE(detail.empty());
+    CHECK(s == before);
+  }
+  bt::synapse s = base_case();
+  const bt::synapse before = s;
+  std::string detail;
+  REQUIRE_FALSE(bt::detail::apply_response(
+      bt::detail::make_synapse_ref(s), 200, json_fields({{"bt_header_axon_process_time", "0.5"}}),
+      R"({"timeout":1.0,"computed_body_hash":"x","dendrite":{"hotkey":"5Evil","nonce":1},)"
+      R"("axon":{"status_code":"200","status_message":"Success","process_time":0.25,)"
+      R"("hotkey":"5Other","ip":"1.1.1.1"}})",
+      detail));
+  CHECK(s.axon.status_code == 200);
+  CHECK(s.axon.status_message == "Success");
+  CHECK(s.axon.process_time == 0.5);  // the header wins over the body
+  CHECK(s.dendrite.status_code == 200);
+  CHECK(s.dendrite.status_message == "Success");
+  CHECK(s.timeout == before.timeout);
+  CHECK(s.computed_body_hash == before.computed_body_hash);
+  CHECK(s.dendrite.hotkey == before.dendrite.hotkey);
+  CHECK(s.dendrite.nonce == 77);
+  CHECK(s.axon.hotkey == before.axon.hotkey);
+  CHECK(s.axon.ip == before.axon.ip);
 }

@@ -419,22 +419,55 @@ TEST_CASE("malformed headers: each gives a typed error naming the header",
       {"bt_header_" + std::string(300, 'z'), "v", bt::codec_errc::value_too_long,
        "bt_header_" + std::string(54, 'z') + "...", "header name of 310 bytes exceeds 256"},
   };
-  for (const auto& c : cases) {
-    INFO(c.name.substr(0, 40) << ": " << c.value.substr(0, 40));
-    bt::synapse s;
-    bt::header_reader r(s);
-    CHECK_FALSE(r.feed(c.name, c.value));
-    const auto& err = r.result();
-    CHECK(err.code == bt::make_error_code(c.code));
-    CHECK(err.what == c.what);
-    if (!c.detail.empty())
-      CHECK(err.detail == c.detail);
-    else
-      CHECK(err.detail.rfind("placeholder is not JSON: ", 0) == 0);
-    // The reader stops at the first error.
-    CHECK_FALSE(r.feed("timeout", "1.0"));
-    CHECK(s.timeout == 12.0);
-  }
+  // The same errors whether every value is kept or only the axon block (a dendrite's answer).
+  for (const auto scope : {bt::header_scope::everything, bt::header_scope::axon_block})
+    for (const auto& c : cases) {
+      INFO(c.name.substr(0, 40) << ": " << c.value.substr(0, 40));
+      bt::synapse s;
+      bt::header_reader r(s, scope);
+      CHECK_FALSE(r.feed(c.name, c.value));
+      const auto& err = r.result();
+      CHECK(err.code == bt::make_error_code(c.code));
+      CHECK(err.what == c.what);
+      if (!c.detail.empty())
+        CHECK(err.detail == c.detail);
+      else
+        CHECK(err.detail.rfind("placeholder is not JSON: ", 0) == 0);
+      // The reader stops at the first error.
+      CHECK_FALSE(r.feed("timeout", "1.0"));
+      CHECK(s.timeout == 12.0);
+    }
+}
+
+TEST_CASE("header_scope::axon_block keeps the axon block as a full read does", "[header_codec]") {
+  const header_items items = {
+      {"name", "Dummy"},
+      {"timeout", "12.0"},
+      {"bt_header_axon_status_code", "200"},
+      {"bt_header_axon_status_message", "Success"},
+      {"bt_header_axon_process_time", "0.5"},
+      {"bt_header_axon_hotkey", "5Fhk"},
+      {"bt_header_axon_uuid", "u\xff" "1"},
+      {"bt_header_axon_signature", "0xab"},
+      {"bt_header_dendrite_hotkey", "5Grw"},
+      {"bt_header_dendrite_uuid", "\xc3"},
+      {"bt_header_dendrite_nonce", "7"},
+      {"computed_body_hash", "a3f"},
+      {"header_size", "100"},
+  };
+  bt::synapse full;
+  bt::synapse axon;
+  REQUIRE_FALSE(bt::from_headers(items, full));
+  bt::header_reader r(axon, bt::header_scope::axon_block);
+  for (const auto& [n, v] : items) REQUIRE(r.feed(n, v));
+  CHECK(r.saw_body_hash());
+  CHECK(axon.axon == full.axon);
+  CHECK(axon.axon.uuid ==
+        "u\xef\xbf\xbd"
+        "1");
+  // text outside the axon block is checked (its length) but not kept
+  CHECK_FALSE(axon.dendrite.hotkey.has_value());
+  CHECK(axon.computed_body_hash.empty());
 }
 
 TEST_CASE("placeholders: known values, other canonical base64 JSON, deep JSON", "[header_codec]") {

@@ -571,3 +571,75 @@ TEST_CASE("append_json_string writes one JSON string as the body writer does", "
         "b\"");
   CHECK(compact("\xc3(") == "\"\xef\xbf\xbd(\"");
 }
+
+TEST_CASE("answer_status_only: every value checked as a full read, only the status kept",
+          "[json_body][errors]") {
+  // Each body is read twice into fresh objects, in full and answer_status_only: the two must
+  // agree on the error (code, field, detail), and on success on what the mode keeps.
+  const std::string ok_blocks =
+      R"("dendrite": {"ip": "10.0.0.1", "port": 8091, "version": 7, "nonce": 5, "uuid": "u-1",)"
+      R"( "hotkey": "5Grw", "signature": "0xab", "status_code": 200, "status_message": "ok",)"
+      R"( "process_time": 0.5}, "axon": {"ip": "127.0.0.1", "port": "9", "hotkey": "5Fhk",)"
+      R"( "uuid": "\u00e9\ud83d\ude00", "status_code": "201", "status_message": "Caf\u00e9",)"
+      R"( "process_time": "0.25", "signature": null})";
+  const std::vector<std::string> bodies = {
+      R"({"dummy_input": 1, "dummy_output": 2, )" + ok_blocks +
+          R"(, "computed_body_hash": "a3f", "timeout": 12.0, "name": "x"})",
+      R"({"dummy_input": 1, "computed_body_hash": null, "dendrite": null, "axon": {}})",
+      R"({"dummy_input": 1, "axon": {"status_code": 200}})",
+      // discarded text members with a value of another type, and in the kept block
+      R"({"dummy_input": 1, "dendrite": {"hotkey": 5}})",
+      R"({"dummy_input": 1, "dendrite": {"uuid": [1, "a"]}})",
+      R"({"dummy_input": 1, "dendrite": {"signature": {"a": 1}}})",
+      R"({"dummy_input": 1, "dendrite": {"ip": true}})",
+      R"({"dummy_input": 1, "axon": {"hotkey": 5}})",
+      R"({"dummy_input": 1, "axon": {"status_message": 5}})",
+      R"({"dummy_input": 1, "axon": {"ip": 1.5, "status_code": 200}})",
+      R"({"dummy_input": 1, "computed_body_hash": 0})",
+      R"({"dummy_input": 1, "computed_body_hash": []})",
+      // discarded numeric members
+      R"({"dummy_input": 1, "dendrite": {"nonce": "x1"}})",
+      R"({"dummy_input": 1, "dendrite": {"port": "8091", "version": 1.5}})",
+      R"({"dummy_input": 1, "axon": {"nonce": 9223372036854775808}})",
+      R"({"dummy_input": 1, "timeout": "soon", "dendrite": {"hotkey": 5}})",
+      // invalid text in a discarded string: bad UTF-8, a lone surrogate, a raw control character
+      "{\"dummy_input\": 1, \"dendrite\": {\"hotkey\": \"\xff\"}}",
+      "{\"dummy_input\": 1, \"axon\": {\"uuid\": \"\xc3\"}}",
+      R"({"dummy_input": 1, "computed_body_hash": "\udc00"})",
+      R"({"dummy_input": 1, "dendrite": {"signature": "\ud800x"}})",
+      "{\"dummy_input\": 1, \"axon\": {\"ip\": \"a\x01\"}}",
+      R"({"dummy_input": 1, "dendrite": {"uuid": "\q"}})",
+      R"({"dummy_input": 1, "dendrite": {"uuid": "open})",
+      // the first error wins, a later syntax error overrides it, duplicates are refused
+      R"({"dummy_input": 1, "dendrite": {"hotkey": 5}, "axon": {"hotkey": 6}})",
+      R"({"dummy_input": 1, "dendrite": {"hotkey": 5}, "axon": {"hotkey": "a",}})",
+      R"({"dummy_input": 1, "dendrite": {"hotkey": "a", "hotkey": "b"}})",
+      R"({"dummy_input": 1, "computed_body_hash": "a", "computed_body_hash": "b"})",
+      R"({"dummy_input": 1, "dendrite": {"hotkey": "a"}} trailing)",
+      R"({"dummy_output": 3, "dendrite": {"hotkey": "a"}})",
+      R"({"dummy_input": "1", "dendrite": {"hotkey": 5}})",
+  };
+  for (const auto& body : bodies) {
+    INFO(body);
+    bt::examples::dummy full;
+    bt::examples::dummy status;
+    const auto full_err = bt::from_json_body(body, full);
+    const auto status_err = bt::from_json_body(body, status, {.answer_status_only = true});
+    CHECK(status_err.code == full_err.code);
+    CHECK(status_err.what == full_err.what);
+    CHECK(status_err.detail == full_err.detail);
+    if (full_err) continue;
+    CHECK(status.dummy_input == full.dummy_input);
+    CHECK(status.dummy_output == full.dummy_output);
+    CHECK(status.axon.status_code == full.axon.status_code);
+    CHECK(status.axon.status_message == full.axon.status_message);
+    CHECK(status.axon.process_time == full.axon.process_time);
+  }
+  // The first body is valid: the mode kept the axon's status, read as Python casts it.
+  bt::examples::dummy kept;
+  REQUIRE_FALSE(bt::from_json_body(bodies[0], kept, {.answer_status_only = true}));
+  CHECK(kept.axon.status_code == 201);
+  CHECK(kept.axon.status_message == "Caf\xc3\xa9");
+  CHECK(kept.axon.process_time == 0.25);
+  CHECK(kept.dummy_output == 2);
+}

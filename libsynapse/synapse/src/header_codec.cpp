@@ -336,12 +336,16 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
                                                 " bytes exceeds " +
                                                 std::to_string(max_value_bytes));
   };
+  // Whether a text value is stored (header_scope): any text is valid, so one that is not
+  // stored only has its length checked.
+  bool keep_text = true;
   // One overload per member type of the field tables: Python int(), float(), or text.
   struct taker {
     header_reader& r;
     decltype(check_value)& check;
     decltype(fail)& failed;
     std::string_view value;
+    const bool& keep_text;
     bool operator()(std::optional<std::int64_t>& dst) const {
       if (!check()) return false;
       std::int64_t v = 0;
@@ -376,6 +380,7 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
     }
     bool operator()(std::optional<std::string>& dst) const {
       if (!check()) return false;
+      if (!keep_text) return true;
       if (detail::is_valid_utf8(value))
         dst.emplace(value);
       else
@@ -384,16 +389,17 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
     }
     bool operator()(std::string& dst) const {  // computed_body_hash, the one plain string
       if (!check()) return false;
+      r.saw_body_hash_ = true;
+      if (!keep_text) return true;
       if (detail::is_valid_utf8(value))
         dst.assign(value);
       else
         take_malformed(value, dst);
-      r.saw_body_hash_ = true;
       return true;
     }
     bool operator()(terminal_info&) const { return true; }  // only as bt_header_<side>_*
   };
-  const taker take{*this, check_value, fail, value};
+  const taker take{*this, check_value, fail, value, keep_text};
   auto terminal = [&](terminal_info& t, std::string_view suffix) -> bool {
     bool ok = true;
     detail::find_member(
@@ -413,8 +419,11 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
       // bt_header_axon_<field> and bt_header_dendrite_<field>
       for (terminal_info* side : {&target_.axon, &target_.dendrite}) {
         const std::string_view key = side == &target_.axon ? axon_key : dendrite_key;
-        if (rest.size() > key.size() && rest[key.size()] == '_' && detail::istarts_with(rest, key))
+        if (rest.size() > key.size() && rest[key.size()] == '_' &&
+            detail::istarts_with(rest, key)) {
+          keep_text = scope_ == header_scope::everything || side == &target_.axon;
           return terminal(*side, rest.substr(key.size() + 1));
+        }
       }
       if (detail::istarts_with(rest, "input_obj_")) {
         // A placeholder (PROTOCOL 2.3): checked to be base64 of JSON, never taken as data.
@@ -438,6 +447,7 @@ bool header_reader::feed(std::string_view name, std::string_view value) {
       return true;
     }
     bool ok = true;
+    keep_text = scope_ == header_scope::everything;
     if (detail::find_member(
             synapse_members, [&](const auto& m) { return detail::iequals(name, m.name); },
             [&](const auto& m) { ok = take(target_.*m.ptr); }))

@@ -12,6 +12,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace bt {
@@ -93,6 +95,27 @@ error read_value(json& v, std::string& out, const where_t& where) {
 
 constexpr detail::name_index terminal_keys{detail::member_names(terminal_info_members)};
 
+/// Member types whose every JSON string is a valid value (the value is kept as it is).
+template <class V>
+constexpr bool is_text_v =
+    std::is_same_v<V, std::string> || std::is_same_v<V, std::optional<std::string>>;
+
+/// Per TerminalInfo member (terminal_info_members order): whether it holds text.
+constexpr auto terminal_text = std::apply(
+    [](const auto&... m) {
+      return std::array{is_text_v<typename std::remove_cvref_t<decltype(m)>::value_type>...};
+    },
+    terminal_info_members);
+
+/// Per TerminalInfo member: whether json_read_options::answer_status_only keeps it (in the axon
+/// block only).
+constexpr auto answer_status_keys = std::apply(
+    [](const auto&... m) {
+      return std::array{
+          (m.name == "status_code" || m.name == "status_message" || m.name == "process_time")...};
+    },
+    terminal_info_members);
+
 int terminal_key_index(std::string_view key) noexcept {
   return terminal_keys.find(key);
 }
@@ -112,8 +135,13 @@ error read_terminal_field(int index, json& v, terminal_info& t, const where_t& w
 /// while scanning continues, so that a body that is not JSON at all reports that instead.
 class body_reader {
  public:
-  body_reader(const synapse_descriptor& d, synapse& target, detail::json_scanner& sc)
-      : d_(d), target_(target), sc_(sc), seen_(d.fields().size(), false) {}
+  body_reader(const synapse_descriptor& d, synapse& target, detail::json_scanner& sc,
+              bool answer_status_only)
+      : d_(d),
+        target_(target),
+        sc_(sc),
+        seen_(d.fields().size(), false),
+        answer_status_only_(answer_status_only) {}
 
   error run() {
     sc_.skip_ws();
@@ -214,7 +242,16 @@ class body_reader {
 
   template <class V>
   bool base_member(V& out, std::string_view name) {
+    if constexpr (is_text_v<V>)
+      if (answer_status_only_ && next_is_string()) return sc_.skip_value(1);
     return scalar([&] { return read_value(value_, out, {"body", name}); });
+  }
+
+  /// A value that is not kept and whose member holds text: any JSON string is valid there, so
+  /// it is checked by the scanner (escapes, UTF-8) without being built.
+  bool next_is_string() {
+    sc_.skip_ws();
+    return sc_.peek() == '"';
   }
   bool base_member(terminal_info& out, std::string_view name) { return terminal(out, name); }
 
@@ -257,7 +294,7 @@ class body_reader {
         if (dup) return sc_.fail(codec_errc::invalid_json, "duplicate key " + detail::preview(key));
         if (index >= 0) seen |= 1u << index;
         if (!sc_.expect(':')) return false;
-        if (!terminal_member(t, index, where)) return false;
+        if (!terminal_member(t, index, where, &out == &target_.axon)) return false;
         sc_.skip_ws();
         if (sc_.consume(',')) continue;
         if (sc_.consume('}')) break;
@@ -269,9 +306,13 @@ class body_reader {
     return true;
   }
 
-  bool terminal_member(terminal_info& t, int index, const where_t& where) {
+  /// `status_block`: the block whose status members answer_status_only keeps (the axon's).
+  bool terminal_member(terminal_info& t, int index, const where_t& where, bool status_block) {
     if (semantic_ || index < 0)
       return sc_.skip_value(2);  // other keys are ignored, as pydantic does
+    const auto i = static_cast<std::size_t>(index);
+    const bool kept = !answer_status_only_ || (status_block && answer_status_keys[i]);
+    if (!kept && terminal_text[i] && next_is_string()) return sc_.skip_value(2);
     return terminal_scalar([&] { return read_terminal_field(index, value_, t, where); });
   }
 
@@ -289,6 +330,7 @@ class body_reader {
   json value_;
   std::string why_;
   error semantic_;
+  bool answer_status_only_;
 };
 
 }  // namespace
@@ -386,7 +428,7 @@ error read_json_body(const synapse_descriptor& d, std::string_view text, synapse
                      const json_read_options& opt) {
   try {
     detail::json_scanner sc(text, opt.max_depth, "body");
-    body_reader r(d, target, sc);
+    body_reader r(d, target, sc, opt.answer_status_only);
     return r.run();
   } catch (const std::exception& e) {  // bad_alloc; nothing else is expected
     return detail::make_error(codec_errc::invalid_body, "body", e.what());

@@ -55,6 +55,11 @@ void to_headers(const T& s, header_sink& out, const to_headers_options& opt = {}
   to_headers(descriptor_for(s), s, out, opt);
 }
 
+/// What a header_reader stores. `axon_block`: a dendrite merges only the answer's axon block
+/// (PROTOCOL 6.4), so a text value elsewhere is checked exactly as a stored one (the same
+/// errors) but not copied; the target's members outside the axon block are then unspecified.
+enum class header_scope { everything, axon_block };
+
 /// Incremental header parser (PROTOCOL 2.7, stricter: names match by exact prefix,
 /// case-insensitively). Feed every request or response header, then read the result.
 /// Fills the base-synapse part of `target`: timeout, total_size, header_size,
@@ -66,7 +71,8 @@ class header_reader {
   /// Values longer than this (or names longer than 256 bytes) are rejected (value_too_long).
   static constexpr std::size_t max_value_bytes = 8192;
 
-  explicit header_reader(synapse& target) noexcept : target_(target) {}
+  explicit header_reader(synapse& target, header_scope scope = header_scope::everything) noexcept
+      : target_(target), scope_(scope) {}
 
   /// Returns false once an error occurred (later calls are ignored).
   bool feed(std::string_view name, std::string_view value);
@@ -76,6 +82,7 @@ class header_reader {
 
  private:
   synapse& target_;
+  header_scope scope_;
   error err_;
   bool saw_body_hash_ = false;
 };
@@ -83,8 +90,9 @@ class header_reader {
 /// Parses a whole header collection: any range of elements with name and value accessors
 /// (Beast fields: name_string()/value()) or of pairs.
 template <class Fields>
-error from_headers(const Fields& fields, synapse& target) {
-  header_reader r(target);
+error from_headers(const Fields& fields, synapse& target,
+                   header_scope scope = header_scope::everything) {
+  header_reader r(target, scope);
   for (const auto& f : fields) {
     if constexpr (requires { f.name_string(); }) {
       r.feed(std::string_view(f.name_string().data(), f.name_string().size()),

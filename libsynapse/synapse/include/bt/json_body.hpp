@@ -43,6 +43,12 @@ struct json_read_options {
   /// Deeper nesting is rejected (nesting_too_deep). The reader recurses once per level, so
   /// values above 1024 act as 1024.
   std::size_t max_depth = 64;
+  /// What a dendrite keeps of an answer's body (PROTOCOL 6.2): only the base values
+  /// axon.status_code, axon.status_message and axon.process_time and the type's own fields are
+  /// stored. Every other base value is checked against its type exactly as a stored one (the
+  /// same errors, in the same order), but a string where text is expected is validated in place
+  /// and never built; the target's other base members are unspecified afterwards.
+  bool answer_status_only = false;
 };
 
 /// Parses untrusted JSON text into `out` without exceptions escaping: invalid JSON (including
