@@ -95,15 +95,22 @@ error read_value(json& v, std::string& out, const where_t& where) {
 
 constexpr detail::name_index terminal_keys{detail::member_names(terminal_info_members)};
 
-/// Member types whose every JSON string is a valid value (the value is kept as it is).
-template <class V>
-constexpr bool is_text_v =
-    std::is_same_v<V, std::string> || std::is_same_v<V, std::optional<std::string>>;
+/// The JSON values that are valid for a base or TerminalInfo member of type V whatever they
+/// say, so that one that is not kept needs only the scanner's check: null (None, or "" for
+/// computed_body_hash) for all of them, any string for text, any number for a float (the
+/// scanner refuses numbers beyond double).
+enum class any_valid { null_only, string, number };
 
-/// Per TerminalInfo member (terminal_info_members order): whether it holds text.
-constexpr auto terminal_text = std::apply(
+template <class V>
+constexpr any_valid any_valid_v =
+    std::is_same_v<V, std::string> || std::is_same_v<V, std::optional<std::string>>
+        ? any_valid::string
+        : (std::is_same_v<V, std::optional<double>> ? any_valid::number : any_valid::null_only);
+
+/// Per TerminalInfo member (terminal_info_members order).
+constexpr auto terminal_any_valid = std::apply(
     [](const auto&... m) {
-      return std::array{is_text_v<typename std::remove_cvref_t<decltype(m)>::value_type>...};
+      return std::array{any_valid_v<typename std::remove_cvref_t<decltype(m)>::value_type>...};
     },
     terminal_info_members);
 
@@ -242,16 +249,24 @@ class body_reader {
 
   template <class V>
   bool base_member(V& out, std::string_view name) {
-    if constexpr (is_text_v<V>)
-      if (answer_status_only_ && next_is_string()) return sc_.skip_value(1);
+    if (answer_status_only_ && next_is_any_valid(any_valid_v<V>)) return sc_.skip_value(1);
     return scalar([&] { return read_value(value_, out, {"body", name}); });
   }
 
-  /// A value that is not kept and whose member holds text: any JSON string is valid there, so
-  /// it is checked by the scanner (escapes, UTF-8) without being built.
-  bool next_is_string() {
+  /// Whether the next value is one that is valid for a member of kind `k` whatever it says: a
+  /// value that is not kept is then checked by the scanner alone, without being built.
+  bool next_is_any_valid(any_valid k) {
     sc_.skip_ws();
-    return sc_.peek() == '"';
+    const char c = sc_.peek();
+    switch (k) {
+      case any_valid::string:
+        return c == '"' || c == 'n';
+      case any_valid::number:
+        return c == '-' || (c >= '0' && c <= '9') || c == 'n';
+      case any_valid::null_only:
+        return c == 'n';
+    }
+    return false;
   }
   bool base_member(terminal_info& out, std::string_view name) { return terminal(out, name); }
 
@@ -312,7 +327,7 @@ class body_reader {
       return sc_.skip_value(2);  // other keys are ignored, as pydantic does
     const auto i = static_cast<std::size_t>(index);
     const bool kept = !answer_status_only_ || (status_block && answer_status_keys[i]);
-    if (!kept && terminal_text[i] && next_is_string()) return sc_.skip_value(2);
+    if (!kept && next_is_any_valid(terminal_any_valid[i])) return sc_.skip_value(2);
     return terminal_scalar([&] { return read_terminal_field(index, value_, t, where); });
   }
 
