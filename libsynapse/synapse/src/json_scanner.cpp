@@ -196,9 +196,10 @@ bool json_scanner::parse_key(std::string_view& key) {
   bool escaped = false;
   if (!scan_string(key, escaped)) return false;
   if (escaped) {
-    owned_keys_.emplace_back();
-    if (!decode_string(key, owned_keys_.back())) return false;
-    key = owned_keys_.back();
+    if (!owned_keys_) owned_keys_.emplace();
+    std::string& decoded = owned_keys_->emplace_back();
+    if (!decode_string(key, decoded)) return false;
+    key = decoded;
   }
   return true;
 }

@@ -118,13 +118,13 @@ class json_scanner {
   std::size_t open_keys(std::size_t depth) {
     if (depth >= key_sets_.size()) key_sets_.resize(depth + 1);
     key_sets_[depth].clear();
-    return owned_keys_.size();
+    return owned_key_count();
   }
   /// Frees the decoded keys of the object just closed and of those nested in it: objects close
   /// in the reverse order they open, so every decoded key past `mark` belongs to the object
   /// closing now or to one nested in it, and no set still refers to it.
   void close_keys(std::size_t mark) noexcept {
-    while (owned_keys_.size() > mark) owned_keys_.pop_back();
+    while (owned_key_count() > mark) owned_keys_->pop_back();
   }
   /// Records `key` in the set of the object at `depth`; fails on a repeat. (Inline: this runs
   /// for every key of every object.)
@@ -143,7 +143,10 @@ class json_scanner {
   std::size_t max_depth_;
   std::string_view what_;
   error err_;
-  std::deque<std::string> owned_keys_;
+  std::size_t owned_key_count() const noexcept { return owned_keys_ ? owned_keys_->size() : 0; }
+  // Created at the first key with escapes: libstdc++'s deque allocates twice when constructed,
+  // which every body read would pay otherwise. A deque: the keys' views stay valid as it grows.
+  std::optional<std::deque<std::string>> owned_keys_;
   std::vector<json_key_set> key_sets_;  // [depth]; depth < enter()'s limit
 };
 
