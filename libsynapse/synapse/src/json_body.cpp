@@ -98,14 +98,16 @@ constexpr detail::name_index terminal_keys{detail::member_names(terminal_info_me
 /// The JSON values that are valid for a base or TerminalInfo member of type V whatever they
 /// say, so that one that is not kept needs only the scanner's check: null (None, or "" for
 /// computed_body_hash) for all of them, any string for text, any number for a float (the
-/// scanner refuses numbers beyond double).
-enum class any_valid { null_only, string, number };
+/// scanner refuses numbers beyond double), an integer literal of at most 18 digits for an int.
+enum class any_valid { null_only, string, number, short_integer };
 
 template <class V>
 constexpr any_valid any_valid_v =
     std::is_same_v<V, std::string> || std::is_same_v<V, std::optional<std::string>>
         ? any_valid::string
-        : (std::is_same_v<V, std::optional<double>> ? any_valid::number : any_valid::null_only);
+    : std::is_same_v<V, std::optional<double>>       ? any_valid::number
+    : std::is_same_v<V, std::optional<std::int64_t>> ? any_valid::short_integer
+                                                     : any_valid::null_only;
 
 /// Per TerminalInfo member (terminal_info_members order).
 constexpr auto terminal_any_valid = std::apply(
@@ -263,6 +265,8 @@ class body_reader {
         return c == '"' || c == 'n';
       case any_valid::number:
         return c == '-' || (c >= '0' && c <= '9') || c == 'n';
+      case any_valid::short_integer:
+        return c == 'n' || sc_.next_is_short_integer();
       case any_valid::null_only:
         return c == 'n';
     }

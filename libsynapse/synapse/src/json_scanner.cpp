@@ -204,6 +204,16 @@ bool json_scanner::parse_key(std::string_view& key) {
   return true;
 }
 
+bool json_scanner::next_is_short_integer() const noexcept {
+  const char* q = p_;
+  if (q < end_ && *q == '-') ++q;
+  const char* digits = q;
+  while (q < end_ && is_digit(*q) && q - digits < 19) ++q;
+  const auto n = q - digits;
+  if (n == 0 || n > 18) return false;
+  return q == end_ || (*q != '.' && *q != 'e' && *q != 'E');
+}
+
 bool json_scanner::parse_number(json* out) {
   const char* start = p_;
   const bool neg = consume('-');

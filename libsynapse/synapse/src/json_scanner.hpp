@@ -86,6 +86,9 @@ class json_scanner {
   bool parse_value(json& out, std::size_t depth);
   /// Validates a value at nesting `depth` without building it.
   bool skip_value(std::size_t depth);
+  /// Whether the next characters are an integer literal of at most 18 digits with no fraction or
+  /// exponent (so within int64 whatever the digits); a look ahead that consumes nothing.
+  bool next_is_short_integer() const noexcept;
   /// Parses an object key (the opening quote is next) into `key`; a decoded key (one with
   /// escapes) stays alive until the scan ends or, for keys of objects read by parse_value or
   /// skip_value, until its object closes.

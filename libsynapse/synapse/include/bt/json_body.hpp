@@ -47,8 +47,8 @@ struct json_read_options {
   /// axon.status_code, axon.status_message and axon.process_time and the type's own fields are
   /// stored. Every other base value is checked against its type exactly as a stored one (the
   /// same errors, in the same order), but one that is valid whatever it says (null, a string for
-  /// text, a number for a float) is validated in place and never built; the target's other base
-  /// members are unspecified afterwards.
+  /// text, a number for a float, an integer literal of at most 18 digits for an int) is validated
+  /// in place and never built; the target's other base members are unspecified afterwards.
   bool answer_status_only = false;
 };
 
