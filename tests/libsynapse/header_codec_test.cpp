@@ -447,7 +447,7 @@ TEST_CASE("header_scope::axon_block keeps the axon block as a full read does", "
       {"bt_header_axon_status_message", "Success"},
       {"bt_header_axon_process_time", "0.5"},
       {"bt_header_axon_hotkey", "5Fhk"},
-      {"bt_header_axon_uuid", "u\xff" "1"},
+      {"bt_header_axon_uuid", "u\xff\x31"},
       {"bt_header_axon_signature", "0xab"},
       {"bt_header_dendrite_hotkey", "5Grw"},
       {"bt_header_dendrite_uuid", "\xc3"},
