@@ -3,7 +3,8 @@
 // verify()'s for the same input, so that the cache never makes a signature pass that verify()
 // refuses. And the cache's own rules: a key enters only after a signature under it verified, so a
 // key that does not decode is never cached; its table is built on its next valid signature; at
-// most `capacity` keys, the least recently used evicted first.
+// most `capacity` keys, the least recently used evicted first; at most `hot_keys` keys with the
+// larger table, the busiest, whose verdicts must equal verify()'s too.
 #include <bt/sr25519_key_cache.hpp>
 
 #include <bt/key_error.hpp>
@@ -266,4 +267,135 @@ TEST_CASE("sr25519 key cache: the identity as a public key, cached with its tabl
     for (const signed_message& other : spoiled_variants(m, rng)) (void)cached_verdict(cache, other);
   }
   CHECK(cache.has_table(zero.pub));
+}
+
+namespace {
+
+// Makes `s`'s key hot in `cache`: valid signatures until is_hot (the first enters the key, the
+// second builds its comb table, the third its hot table while hot places are free).
+void warm_until_hot(bt::sr25519::key_cache& cache, const signer& s, std::mt19937_64& rng) {
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(cached_verdict(cache, sign_message(s, rng)));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sr25519 key cache: a hot key's verdicts equal verify's over valid, spoiled and forged "
+    "signatures",
+    "[sr25519][key_cache][hot]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0008ULL);
+  bt::sr25519::key_cache cache;
+  const signer s = make_signer(rng);
+  const signer other = make_signer(rng);
+  warm_until_hot(cache, s, rng);
+  REQUIRE(cache.is_hot(s.pub));
+  for (int i = 0; i < 8; ++i) {
+    const signed_message next = sign_message(s, rng);
+    CHECK_FALSE(cached_verdict(cache, next));
+    for (const signed_message& bad : spoiled_variants(next, rng)) CHECK(cached_verdict(cache, bad));
+    // Forged: another key's signature of the same message, and R taken from another signature.
+    signed_message forged = next;
+    forged.sig = bt::sr25519::sign(other.secret, other.pub, next.msg);
+    CHECK(cached_verdict(cache, forged) == bt::key_errc::signature_mismatch);
+    signed_message spliced = next;
+    const signed_message donor = sign_message(s, rng);
+    std::copy(donor.sig.begin(), donor.sig.begin() + 32, spliced.sig.begin());
+    CHECK(cached_verdict(cache, spliced) == bt::key_errc::signature_mismatch);
+    // Random bytes as a signature, the marker set so that R and s are what is checked.
+    signed_message noise = next;
+    for (auto& b : noise.sig) b = static_cast<std::uint8_t>(rng());
+    noise.sig[63] = static_cast<std::uint8_t>((noise.sig[63] & 0x0f) | 0x80);
+    CHECK(cached_verdict(cache, noise));
+  }
+  CHECK(cache.is_hot(s.pub));
+}
+
+TEST_CASE("sr25519 key cache: hot places are bounded, and a much busier key displaces the coldest",
+          "[sr25519][key_cache][hot]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'0009ULL);
+  bt::sr25519::key_cache cache(64);
+  constexpr std::size_t hot = bt::sr25519::key_cache::hot_keys;
+  std::vector<signer> signers;
+  for (std::size_t i = 0; i <= hot; ++i) signers.push_back(make_signer(rng));
+  for (const signer& s : signers) warm_until_hot(cache, s, rng);
+  CHECK(cache.hot_count() == hot);
+  for (std::size_t i = 0; i < hot; ++i) CHECK(cache.is_hot(signers[i].pub));
+  const signer& late = signers[hot];
+  CHECK_FALSE(cache.is_hot(late.pub));
+  CHECK(cache.has_table(late.pub));
+  // Not yet much busier than the hot keys: a few more lookups leave the late key cold.
+  for (int i = 0; i < 2; ++i) CHECK_FALSE(cached_verdict(cache, sign_message(late, rng)));
+  CHECK_FALSE(cache.is_hot(late.pub));
+  // Looked up more than twice as often as the coldest hot key (2 lookups each), it is promoted
+  // within 16 more lookups and one hot key is demoted to its comb table.
+  for (int i = 0; i < 16 && !cache.is_hot(late.pub); ++i)
+    CHECK_FALSE(cached_verdict(cache, sign_message(late, rng)));
+  CHECK(cache.is_hot(late.pub));
+  CHECK(cache.hot_count() == hot);
+  std::size_t demoted = 0;
+  for (std::size_t i = 0; i < hot; ++i) {
+    if (cache.is_hot(signers[i].pub)) continue;
+    ++demoted;
+    CHECK(cache.has_table(signers[i].pub));
+    // The demoted key still gets verify's verdicts, valid and spoiled.
+    const signed_message m = sign_message(signers[i], rng);
+    CHECK_FALSE(cached_verdict(cache, m));
+    for (const signed_message& bad : spoiled_variants(m, rng)) CHECK(cached_verdict(cache, bad));
+  }
+  CHECK(demoted == 1);
+}
+
+TEST_CASE("sr25519 key cache: an evicted hot key frees its hot place",
+          "[sr25519][key_cache][hot]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'000aULL);
+  bt::sr25519::key_cache cache(2);
+  std::vector<signer> signers;
+  for (int i = 0; i < 3; ++i) signers.push_back(make_signer(rng));
+  warm_until_hot(cache, signers[0], rng);
+  warm_until_hot(cache, signers[1], rng);
+  CHECK(cache.hot_count() == 2);
+  CHECK_FALSE(cached_verdict(cache, sign_message(signers[2], rng)));  // evicts signers[0]
+  CHECK_FALSE(cache.contains(signers[0].pub));
+  CHECK(cache.hot_count() == 1);
+  warm_until_hot(cache, signers[2], rng);
+  CHECK(cache.is_hot(signers[2].pub));
+  CHECK(cache.hot_count() <= cache.size());
+}
+
+TEST_CASE("sr25519 key cache: threads promoting and demoting hot keys at once",
+          "[sr25519][key_cache][hot]") {
+  bt::init_crypto();
+  std::mt19937_64 rng(0xcac4e'000bULL);
+  bt::sr25519::key_cache cache(32);
+  constexpr std::size_t keys = bt::sr25519::key_cache::hot_keys + 4;
+  std::vector<signer> signers;
+  for (std::size_t i = 0; i < keys; ++i) signers.push_back(make_signer(rng));
+  std::vector<signed_message> msgs;
+  for (std::size_t i = 0; i < 4 * keys; ++i) msgs.push_back(sign_message(signers[i % keys], rng));
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      // Each thread favours different keys, so the busiest keys change as the threads run.
+      for (int round = 0; round < 6; ++round)
+        for (std::size_t i = 0; i < msgs.size(); ++i) {
+          const std::size_t at =
+              (i * (static_cast<std::size_t>(t) + 1) + static_cast<std::size_t>(round)) %
+              msgs.size();
+          signed_message m = msgs[at];
+          const bool spoil = (i + static_cast<std::size_t>(round)) % 7 == 0;
+          if (spoil) m.sig[40] ^= 0x02;
+          if (bool(cache.verify(m.pub, m.msg, m.sig)) != spoil)
+            ++wrong[static_cast<std::size_t>(t)];
+        }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(wrong == std::vector<int>(4, 0));
+  CHECK(cache.hot_count() <= bt::sr25519::key_cache::hot_keys);
+  std::size_t hot_seen = 0;
+  for (const signer& s : signers) hot_seen += cache.is_hot(s.pub) ? 1 : 0;
+  CHECK(hot_seen == cache.hot_count());
 }

@@ -1,15 +1,53 @@
-// s·B for ristretto255's base point B without doublings: a fixed-base table of d·2^(6j)·B
-// (d = 1..32, j = 0..42, 344 KiB, built once per process on first use) and a scalar recoded into
-// 43 signed base-64 digits, so one product is at most 43 point additions (about 5 µs, against
-// about 11 µs for libdecaf's constant-time comb). Variable time: for public scalars only (sr25519
-// verification). Not a public API.
+// Scalar multiplication without doublings for points multiplied again and again: a table of
+// d·2^(b·j)·P (d = 1..2^(b−1), one row per radix-2^b window j) and the scalar recoded into signed
+// radix-2^b digits, so one product is one point addition per window. Used for ristretto255's base
+// point B (b = 6: 43 rows, 344 KiB, built once per process on first use; about 5 µs a product
+// against about 11 µs for libdecaf's constant-time comb) and for the few public keys an
+// sr25519::key_cache verifies most (b = 4: 64 rows, 128 KiB per key; about 7 µs against the
+// comb's 11 µs). Variable time: for public scalars only (sr25519 verification). Not a public API.
 #pragma once
 
 #include <decaf/point_255.h>
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
 namespace bt::sr25519::internal {
 
-/// out = scalar·B, in variable time.
+/// Signed radix-2^Bits digits of a scalar below 2^253 (every reduced scalar): Σ d_j·2^(Bits·j)
+/// equals it, each d_j in [−2^(Bits−1), 2^(Bits−1)] (only the last, which absorbs the carry, may
+/// reach the top; it stays at most 2^(253 − Bits·(windows − 1)) + 1, inside the table).
+template <int Bits>
+struct signed_radix {
+  static constexpr int windows = (253 + Bits - 1) / Bits;
+  static constexpr int max_digit = 1 << (Bits - 1);
+  using digits = std::array<std::int8_t, windows>;
+};
+
+/// Recodes `scalar` (reduced, so below 2^253) into signed radix-2^Bits digits.
+template <int Bits>
+typename signed_radix<Bits>::digits recode_signed(const decaf_255_scalar_t scalar) noexcept;
+
+/// The multiples d·2^(Bits·j)·P of one point P, and products of P with public scalars.
+template <int Bits>
+class multiples_table {
+ public:
+  explicit multiples_table(const decaf_255_point_t p) noexcept;
+
+  /// out = scalar·P, in variable time.
+  void multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) const noexcept;
+
+ private:
+  using radix = signed_radix<Bits>;
+  // rows_[j][d − 1] = d·2^(Bits·j)·P
+  std::array<std::array<decaf_255_point_s, radix::max_digit>, radix::windows> rows_;
+};
+
+/// A hot key's table (sr25519::key_cache): radix 16, 64 rows of 8 points.
+using key_multiples_table = multiples_table<4>;
+
+/// out = scalar·B, in variable time (the process's radix-64 table of B).
 void base_multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) noexcept;
 
 }  // namespace bt::sr25519::internal

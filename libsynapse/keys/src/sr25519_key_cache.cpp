@@ -1,6 +1,8 @@
 #include <bt/sr25519_key_cache.hpp>
 
 #include <bt/key_error.hpp>
+#include "ristretto_base_table.hpp"
+#include "sr25519_parse.hpp"
 #include "sr25519_point_verify.hpp"
 
 #include <decaf/point_255.h>
@@ -35,8 +37,47 @@ comb_table_ptr make_comb_table(const decaf_255_point_t a) {
 
 struct key_cache::prepared_key {
   decaf_255_point_t point;
-  comb_table_ptr table;  // null until the key verified again while cached
+  std::shared_ptr<const decaf_255_precomputed_s> table;  // null until verified again while cached
+  // A hot key's entry only: its multiples, and the entry it had before (restored on demotion).
+  std::unique_ptr<const internal::key_multiples_table> hot;
+  std::shared_ptr<const prepared_key> cold;
 };
+
+namespace {
+
+// verify()'s verdict for a hot key: R' = s·B − k·A from the base point's table and the key's,
+// both without doublings; then schnorrkel's byte comparison, as internal::verify_decoded does.
+std::error_code verify_hot(std::span<const std::uint8_t, 32> pub,
+                           const internal::key_multiples_table& a_table,
+                           std::span<const std::uint8_t> message, std::span<const std::uint8_t> sig,
+                           std::string_view context) noexcept {
+  internal::scalar32 s;
+  internal::scalar32 k;
+  if (const std::error_code ec = internal::parse_and_challenge(pub, message, sig, context, s, k))
+    return ec;
+  decaf_255_scalar_t ds;
+  decaf_255_scalar_t dk;
+  if (decaf_255_scalar_decode(ds, s.data()) != DECAF_SUCCESS ||
+      decaf_255_scalar_decode(dk, k.data()) != DECAF_SUCCESS)
+    return key_errc::invalid_signature;                 // unreachable: both are canonical
+  decaf_255_scalar_sub(dk, decaf_255_scalar_zero, dk);  // −k
+  decaf_255_point_t r_prime;
+  decaf_255_point_t minus_ka;
+  internal::base_multiply_public(r_prime, ds);
+  a_table.multiply_public(minus_ka, dk);
+  decaf_255_point_add(r_prime, r_prime, minus_ka);
+
+  std::array<std::uint8_t, 32> encoded;
+  decaf_255_point_encode(encoded.data(), r_prime);
+  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
+  if (std::equal(encoded.begin(), encoded.end(), big_r.begin())) return {};
+  decaf_255_point_t r;
+  if (decaf_255_point_decode(r, big_r.data(), DECAF_TRUE) != DECAF_SUCCESS)
+    return key_errc::invalid_signature;
+  return key_errc::signature_mismatch;
+}
+
+}  // namespace
 
 std::size_t key_cache::key_hash::operator()(const key_bytes& k) const noexcept {
   // Keys are points' encodings, as uniform as their hashes; the bound on the cache's size bounds
@@ -51,14 +92,55 @@ key_cache::key_cache(std::size_t capacity) : capacity_(capacity) {}
 key_cache::~key_cache() = default;
 
 std::shared_ptr<const key_cache::prepared_key> key_cache::find(
-    std::span<const std::uint8_t, 32> pub) {
+    std::span<const std::uint8_t, 32> pub, bool* promote) {
   key_bytes k;
   std::copy(pub.begin(), pub.end(), k.begin());
   std::lock_guard lk(m_);
   const auto it = index_.find(k);
   if (it == index_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->prepared;
+  node& n = *it->second;
+  ++n.hits;
+  if (++lookups_ % hit_decay_period == 0)
+    for (node& e : lru_) e.hits /= 2;
+  if (promote != nullptr && !n.promoting && n.prepared->table && !n.prepared->hot &&
+      deserves_hot(n)) {
+    n.promoting = true;
+    *promote = true;
+  }
+  return n.prepared;
+}
+
+bool key_cache::deserves_hot(const node& n) const {
+  if (hot_count_ < hot_keys) return true;
+  if (n.hits % 16 != 0) return false;  // the scan below, once every 16 lookups of a key at most
+  std::uint64_t coldest = UINT64_MAX;
+  for (const node& e : lru_)
+    if (e.prepared->hot) coldest = std::min(coldest, e.hits);
+  return n.hits > 2 * coldest;
+}
+
+void key_cache::promote(std::span<const std::uint8_t, 32> pub,
+                        std::shared_ptr<const prepared_key> hot) {
+  key_bytes k;
+  std::copy(pub.begin(), pub.end(), k.begin());
+  std::lock_guard lk(m_);
+  const auto it = index_.find(k);
+  if (it == index_.end()) return;  // evicted meanwhile: its table is dropped
+  node& n = *it->second;
+  n.promoting = false;
+  if (!hot || n.prepared->hot) return;
+  n.prepared = std::move(hot);
+  ++hot_count_;
+  while (hot_count_ > hot_keys) {
+    node* coldest = nullptr;
+    for (node& e : lru_)
+      if (&e != &n && e.prepared->hot && (coldest == nullptr || e.hits < coldest->hits))
+        coldest = &e;
+    if (coldest == nullptr) break;  // unreachable: hot_keys ≥ 1
+    coldest->prepared = coldest->prepared->cold;
+    --hot_count_;
+  }
 }
 
 void key_cache::remember(std::span<const std::uint8_t, 32> pub,
@@ -69,8 +151,9 @@ void key_cache::remember(std::span<const std::uint8_t, 32> pub,
   try {
     std::lock_guard lk(m_);
     if (const auto it = index_.find(k); it != index_.end()) {
-      // Another thread may have built the table first: a table is never replaced by none.
-      if (prepared->table || !it->second->prepared->table)
+      // Another thread may have built the table first: a table is never replaced by none, and
+      // a hot entry changes only through promote().
+      if (!it->second->prepared->hot && (prepared->table || !it->second->prepared->table))
         it->second->prepared = std::move(prepared);
       lru_.splice(lru_.begin(), lru_, it->second);
       return;
@@ -83,6 +166,7 @@ void key_cache::remember(std::span<const std::uint8_t, 32> pub,
       throw;
     }
     if (lru_.size() > capacity_) {
+      if (lru_.back().prepared->hot) --hot_count_;
       index_.erase(lru_.back().key);
       lru_.pop_back();
     }
@@ -97,14 +181,32 @@ std::error_code key_cache::verify(std::span<const std::uint8_t, 32> pub,
                                   std::string_view context) noexcept {
   if (capacity_ == 0) return sr25519::verify(pub, message, signature, context);
   try {
-    if (std::shared_ptr<const prepared_key> known = find(pub)) {
-      const std::error_code ec = internal::verify_decoded(pub, known->point, known->table.get(),
-                                                          message, signature, context);
+    bool promote_it = false;
+    if (std::shared_ptr<const prepared_key> known = find(pub, &promote_it)) {
+      const std::error_code ec =
+          known->hot ? verify_hot(pub, *known->hot, message, signature, context)
+                     : internal::verify_decoded(pub, known->point, known->table.get(), message,
+                                                signature, context);
       if (!ec && !known->table) {  // verified again while cached: now worth its table
         auto with_table = std::make_shared<prepared_key>();
         decaf_255_point_copy(with_table->point, known->point);
         with_table->table = make_comb_table(with_table->point);
         remember(pub, std::move(with_table));
+      }
+      if (promote_it) {
+        std::shared_ptr<prepared_key> hot;
+        if (!ec) {
+          try {
+            hot = std::make_shared<prepared_key>();
+            decaf_255_point_copy(hot->point, known->point);
+            hot->table = known->table;
+            hot->hot = std::make_unique<const internal::key_multiples_table>(known->point);
+            hot->cold = known;
+          } catch (const std::bad_alloc&) {
+            hot.reset();  // stays as it is; a later lookup may try again
+          }
+        }
+        promote(pub, std::move(hot));  // without a table: clears the promotion under way
       }
       return ec;
     }
@@ -163,6 +265,19 @@ void key_cache::verify_each_with_batch(std::span<const batch_item> items,
       return;
     }
   }
+}
+
+bool key_cache::is_hot(std::span<const std::uint8_t, 32> pub) const {
+  key_bytes k;
+  std::copy(pub.begin(), pub.end(), k.begin());
+  std::lock_guard lk(m_);
+  const auto it = index_.find(k);
+  return it != index_.end() && it->second->prepared->hot != nullptr;
+}
+
+std::size_t key_cache::hot_count() const {
+  std::lock_guard lk(m_);
+  return hot_count_;
 }
 
 std::size_t key_cache::size() const {

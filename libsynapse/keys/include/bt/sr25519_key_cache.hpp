@@ -15,6 +15,15 @@
 // `capacity` keys. Memory: about 9.5 KiB per key with a table (libdecaf's precomputed table is
 // 9 KiB), 0.4 KiB without.
 //
+// Hot keys: the `hot_keys` cached keys verified most (a count of lookups, halved every
+// `hit_decay_period` lookups so that a key no longer used cools down) also get a 128 KiB table of
+// their multiples (radix 16), which replaces the comb's constant-time product by 64 additions.
+// A key with a table becomes hot while fewer than `hot_keys` are; beyond that it displaces the
+// coldest hot key only once it has been looked up more than twice as often (so keys of equal use
+// do not trade places, each trade costing a table). A demoted key keeps its comb table. Memory
+// of hot tables: at most hot_keys × 128 KiB = 1 MiB, plus those a verification in progress
+// still holds.
+//
 // Thread safety: every member function may be called from many threads at once (one mutex,
 // held for lookups and insertions only, never during group arithmetic). Expects libsodium to be
 // initialised (bt::init_crypto(), keypair.hpp). None throws: without memory for an entry the
@@ -41,6 +50,10 @@ class key_cache {
  public:
   /// Validators are few: a miner's axon sees a few dozen hotkeys, a subnet has at most 256.
   static constexpr std::size_t default_capacity = 256;
+  /// Keys with the 128 KiB table at most (1 MiB): the few validators that sign most requests.
+  static constexpr std::size_t hot_keys = 8;
+  /// Lookups between two halvings of every key's count.
+  static constexpr std::uint64_t hit_decay_period = 4096;
 
   /// `capacity` keys at most (0: remember nothing; verify() is then sr25519::verify).
   explicit key_cache(std::size_t capacity = default_capacity);
@@ -63,6 +76,8 @@ class key_cache {
   std::size_t size() const;
   bool contains(std::span<const std::uint8_t, 32> pub) const;
   bool has_table(std::span<const std::uint8_t, 32> pub) const;
+  bool is_hot(std::span<const std::uint8_t, 32> pub) const;
+  std::size_t hot_count() const;
   std::size_t capacity() const noexcept { return capacity_; }
 
  private:
@@ -74,11 +89,19 @@ class key_cache {
   struct node {
     key_bytes key;
     std::shared_ptr<const prepared_key> prepared;
+    std::uint64_t hits = 0;  // lookups, halved every hit_decay_period lookups of the cache
+    bool promoting = false;  // a thread is building its hot table
   };
   using lru_list = std::list<node>;  // most recently used first
 
-  /// The entry of `pub` (null if none), marked most recently used.
-  std::shared_ptr<const prepared_key> find(std::span<const std::uint8_t, 32> pub);
+  /// The entry of `pub` (null if none), marked most recently used and counted. `promote` (if
+  /// given) is set when the caller should build the key's hot table and offer it to promote().
+  std::shared_ptr<const prepared_key> find(std::span<const std::uint8_t, 32> pub,
+                                           bool* promote = nullptr);
+  /// Whether the key of `n` (which has its comb table and is not hot) should become hot now.
+  bool deserves_hot(const node& n) const;
+  /// Installs `hot` (`pub`'s entry with its hot table), demoting the coldest hot key if needed.
+  void promote(std::span<const std::uint8_t, 32> pub, std::shared_ptr<const prepared_key> hot);
   /// Enters (or replaces) `pub`'s entry after a signature under it verified.
   void remember(std::span<const std::uint8_t, 32> pub,
                 std::shared_ptr<const prepared_key> prepared) noexcept;
@@ -87,6 +110,8 @@ class key_cache {
   mutable std::mutex m_;
   lru_list lru_;
   std::unordered_map<key_bytes, lru_list::iterator, key_hash> index_;
+  std::size_t hot_count_ = 0;
+  std::uint64_t lookups_ = 0;
 };
 
 }  // namespace bt::sr25519
