@@ -49,7 +49,6 @@ void multiples_table<Bits>::multiply_public(decaf_255_point_t out,
   }
 }
 
-template class multiples_table<4>;
 template class multiples_table<6>;
 
 void base_multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) noexcept {

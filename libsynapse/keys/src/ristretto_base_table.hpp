@@ -1,10 +1,10 @@
 // Scalar multiplication without doublings for points multiplied again and again: a table of
 // d·2^(b·j)·P (d = 1..2^(b−1), one row per radix-2^b window j) and the scalar recoded into signed
-// radix-2^b digits, so one product is one point addition per window. Used for ristretto255's base
-// point B (b = 6: 43 rows, 344 KiB, built once per process on first use; about 5 µs a product
-// against about 11 µs for libdecaf's constant-time comb) and for the few public keys an
-// sr25519::key_cache verifies most (b = 4: 64 rows, 128 KiB per key; about 7 µs against the
-// comb's 11 µs). Variable time: for public scalars only (sr25519 verification). Not a public API.
+// radix-2^b digits, so one product is one point addition per window. Used with b = 6 (43 rows of
+// 32 points, 344 KiB; at most 43 additions, about 5 µs a product against about 11 µs for
+// libdecaf's constant-time comb) for ristretto255's base point B (built once per process on first
+// use) and for the few public keys an sr25519::key_cache verifies most. Variable time: for public
+// scalars only (sr25519 verification). Not a public API.
 #pragma once
 
 #include <decaf/point_255.h>
@@ -44,8 +44,8 @@ class multiples_table {
   std::array<std::array<decaf_255_point_s, radix::max_digit>, radix::windows> rows_;
 };
 
-/// A hot key's table (sr25519::key_cache): radix 16, 64 rows of 8 points.
-using key_multiples_table = multiples_table<4>;
+/// A hot key's table (sr25519::key_cache): radix 64, as B's.
+using key_multiples_table = multiples_table<6>;
 
 /// out = scalar·B, in variable time (the process's radix-64 table of B).
 void base_multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) noexcept;
