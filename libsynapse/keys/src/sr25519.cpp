@@ -219,21 +219,45 @@ std::error_code parse_and_challenge(std::span<const std::uint8_t, 32> pub,
 
 namespace internal {
 
+std::error_code signature_scalars(std::span<const std::uint8_t, 32> pub,
+                                  std::span<const std::uint8_t> message,
+                                  std::span<const std::uint8_t> sig, std::string_view context,
+                                  decaf_255_scalar_t s, decaf_255_scalar_t minus_k) noexcept {
+  scalar32 s_bytes;
+  scalar32 k_bytes;
+  if (const std::error_code ec = parse_and_challenge(pub, message, sig, context, s_bytes, k_bytes))
+    return ec;
+  // s < l was checked and k is reduced, so neither decode can reduce (fail).
+  if (decaf_255_scalar_decode(s, s_bytes.data()) != DECAF_SUCCESS ||
+      decaf_255_scalar_decode(minus_k, k_bytes.data()) != DECAF_SUCCESS)
+    return key_errc::invalid_signature;                           // unreachable
+  decaf_255_scalar_sub(minus_k, decaf_255_scalar_zero, minus_k);  // −k
+  return {};
+}
+
+std::error_code compare_with_r(const decaf_255_point_t r_prime,
+                               std::span<const std::uint8_t> sig) noexcept {
+  // schnorrkel's test: compress(R') == R, byte for byte. An encoding produced by point_encode is
+  // canonical, so equal bytes also prove R valid; only on a mismatch is R decoded, to report an
+  // invalid R as invalid_signature exactly as the constant-time verifier does.
+  std::array<std::uint8_t, 32> encoded;
+  decaf_255_point_encode(encoded.data(), r_prime);
+  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
+  if (std::equal(encoded.begin(), encoded.end(), big_r.begin())) return {};
+  decaf_255_point_t r;
+  if (decaf_255_point_decode(r, big_r.data(), DECAF_TRUE) != DECAF_SUCCESS)
+    return key_errc::invalid_signature;
+  return key_errc::signature_mismatch;
+}
+
 std::error_code verify_decoded(std::span<const std::uint8_t, 32> pub, const decaf_255_point_t a,
                                const decaf_255_precomputed_s* a_table,
                                std::span<const std::uint8_t> message,
                                std::span<const std::uint8_t> sig,
                                std::string_view context) noexcept {
-  scalar32 s;
-  scalar32 k;
-  if (const std::error_code ec = parse_and_challenge(pub, message, sig, context, s, k)) return ec;
-  // s < l was checked and k is reduced, so neither decode can reduce (fail).
   decaf_255_scalar_t ds;
-  decaf_255_scalar_t dk;
-  if (decaf_255_scalar_decode(ds, s.data()) != DECAF_SUCCESS ||
-      decaf_255_scalar_decode(dk, k.data()) != DECAF_SUCCESS)
-    return key_errc::invalid_signature;                 // unreachable
-  decaf_255_scalar_sub(dk, decaf_255_scalar_zero, dk);  // −k
+  decaf_255_scalar_t dk;  // −k
+  if (const std::error_code ec = signature_scalars(pub, message, sig, context, ds, dk)) return ec;
   decaf_255_point_t r_prime;
   if (a_table != nullptr) {
     // Two fixed-base multiplications, which avoid the 253 doublings of the double-scalar one:
@@ -246,18 +270,7 @@ std::error_code verify_decoded(std::span<const std::uint8_t, 32> pub, const deca
   } else {
     decaf_255_base_double_scalarmul_non_secret(r_prime, ds, a, dk);
   }
-
-  // schnorrkel's test: compress(R') == R, byte for byte. An encoding produced by point_encode is
-  // canonical, so equal bytes also prove R valid; only on a mismatch is R decoded, to report an
-  // invalid R as invalid_signature exactly as the constant-time verifier does.
-  std::array<std::uint8_t, 32> encoded;
-  decaf_255_point_encode(encoded.data(), r_prime);
-  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
-  if (std::equal(encoded.begin(), encoded.end(), big_r.begin())) return {};
-  decaf_255_point_t r;
-  if (decaf_255_point_decode(r, big_r.data(), DECAF_TRUE) != DECAF_SUCCESS)
-    return key_errc::invalid_signature;
-  return key_errc::signature_mismatch;
+  return compare_with_r(r_prime, sig);
 }
 
 }  // namespace internal

@@ -51,30 +51,16 @@ std::error_code verify_hot(std::span<const std::uint8_t, 32> pub,
                            const internal::key_multiples_table& a_table,
                            std::span<const std::uint8_t> message, std::span<const std::uint8_t> sig,
                            std::string_view context) noexcept {
-  internal::scalar32 s;
-  internal::scalar32 k;
-  if (const std::error_code ec = internal::parse_and_challenge(pub, message, sig, context, s, k))
-    return ec;
   decaf_255_scalar_t ds;
-  decaf_255_scalar_t dk;
-  if (decaf_255_scalar_decode(ds, s.data()) != DECAF_SUCCESS ||
-      decaf_255_scalar_decode(dk, k.data()) != DECAF_SUCCESS)
-    return key_errc::invalid_signature;                 // unreachable: both are canonical
-  decaf_255_scalar_sub(dk, decaf_255_scalar_zero, dk);  // −k
+  decaf_255_scalar_t dk;  // −k
+  if (const std::error_code ec = internal::signature_scalars(pub, message, sig, context, ds, dk))
+    return ec;
   decaf_255_point_t r_prime;
   decaf_255_point_t minus_ka;
   internal::base_multiply_public(r_prime, ds);
   a_table.multiply_public(minus_ka, dk);
   decaf_255_point_add(r_prime, r_prime, minus_ka);
-
-  std::array<std::uint8_t, 32> encoded;
-  decaf_255_point_encode(encoded.data(), r_prime);
-  const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
-  if (std::equal(encoded.begin(), encoded.end(), big_r.begin())) return {};
-  decaf_255_point_t r;
-  if (decaf_255_point_decode(r, big_r.data(), DECAF_TRUE) != DECAF_SUCCESS)
-    return key_errc::invalid_signature;
-  return key_errc::signature_mismatch;
+  return internal::compare_with_r(r_prime, sig);
 }
 
 }  // namespace

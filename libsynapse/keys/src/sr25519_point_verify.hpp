@@ -14,6 +14,19 @@
 
 namespace bt::sr25519::internal {
 
+/// The scalars of verify()'s equation R' = s·B − k·A for this signature: `s` and `minus_k` (−k,
+/// k the transcript's challenge), or the signature's error (key_errc::invalid_signature).
+std::error_code signature_scalars(std::span<const std::uint8_t, 32> pub,
+                                  std::span<const std::uint8_t> message,
+                                  std::span<const std::uint8_t> sig, std::string_view context,
+                                  decaf_255_scalar_t s, decaf_255_scalar_t minus_k) noexcept;
+
+/// verify()'s verdict once R' is computed: {} when R' encodes to the signature's R,
+/// key_errc::invalid_signature when R is not a valid encoding, key_errc::signature_mismatch
+/// otherwise.
+std::error_code compare_with_r(const decaf_255_point_t r_prime,
+                               std::span<const std::uint8_t> sig) noexcept;
+
 /// verify()'s verdict for a key that decodes to `a` (the caller decoded `pub` with
 /// decaf_255_point_decode and it succeeded): key_errc::invalid_signature for a malformed
 /// signature, key_errc::signature_mismatch or {}. With `a_table` (decaf_255_precompute of `a`)
