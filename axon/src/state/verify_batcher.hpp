@@ -74,7 +74,7 @@ class verify_batcher final : public net::execution_context::service {
   }
   /// The public keys (decoded, with their tables) remembered across batches and lone verifies,
   /// for the whole process (bt/sr25519_key_cache.hpp).
-  static constexpr std::size_t key_cache_capacity = 256;
+  static constexpr std::size_t key_cache_capacity = sr25519::key_cache::default_capacity;
 
   /// Created by of() only, so its context is an io_context.
   explicit verify_batcher(net::execution_context& ctx);
