@@ -10,20 +10,12 @@ set -euo pipefail
 
 AXON="$1"
 DENDRITE="$2"
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-reload-XXXXXX")"
-AXON_PID=""
-cleanup() {
-  if [[ -n "$AXON_PID" ]]; then kill -9 "$AXON_PID" 2>/dev/null || true; wait "$AXON_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_AXON_IP BT_AXON_PORT BT_ADMIN_LISTEN
-export HOME="$TMP/home"
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+isolate bt-reload KILL
 
 ALICE=5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY
 BOB=5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty
 LOG="$TMP/axon.log"
-source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # wait_for <seconds> <command...>: polls until the command succeeds.
 wait_for() {

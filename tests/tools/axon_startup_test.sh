@@ -6,16 +6,8 @@
 # logged in brackets. Usage: axon_startup_test.sh <bt-axon> <bt-wallet>
 set -euo pipefail
 AXON="$1"; WALLET="$2"
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-axon-wallet-XXXXXX")"
-AXON_PID=""
-cleanup() {
-  if [[ -n "$AXON_PID" ]]; then kill "$AXON_PID" 2>/dev/null || true; wait "$AXON_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_AXON_IP BT_AXON_PORT
-export HOME="$TMP/home"
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+isolate bt-axon-wallet
 
 W=(--wallet.path "$TMP/w" --wallet.name miner)
 "$WALLET" new-coldkey "${W[@]}" --no-password >"$TMP/cold.json" 2>/dev/null </dev/null

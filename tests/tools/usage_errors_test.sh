@@ -9,17 +9,9 @@ set -euo pipefail
 
 TOOL="$1"
 BIN="$2"
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-usage-XXXXXX")"
-AXON_PID=""
-cleanup() {
-  if [[ -n "$AXON_PID" ]]; then kill "$AXON_PID" 2>/dev/null || true; wait "$AXON_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_AXON_IP BT_AXON_PORT
-export HOME="$TMP/home"
-
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+isolate bt-usage
+
 
 # usage <expected stderr fragment> <args...>: exit status 2 and the fragment on stderr. bt-dendrite's
 # results are JSON, and so are its errors: stderr must be exactly one {"error": "..."} line, and the

@@ -8,13 +8,8 @@ set -euo pipefail
 
 BT="$1"
 MODE="$2"
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/bt-wallet-cli-XXXXXX")"
-trap 'rm -rf "$TMP"' EXIT
-# Keep the user's environment out of it.
-unset BT_WALLET_PATH BT_WALLET_NAME BT_WALLET_HOTKEY BT_WALLET_PASSWORD
-export HOME="$TMP/home"
-
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+isolate bt-wallet-cli
 
 # run <expected exit code> <args...>: runs bt-wallet, leaves stdout in $OUT, stderr in $ERR.
 run() {
