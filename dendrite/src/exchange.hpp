@@ -100,7 +100,11 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   /// The request id of the request last sent (what a response signature names).
   std::string request_id_;
   std::unique_ptr<pooled_connection> conn_;
-  std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>> parser_;
+  /// The memory of the parser's header fields (reset with each new parser).
+  response_arena arena_;
+  std::optional<
+      boost::beast::http::parser<false, boost::beast::http::string_body, arena_allocator<char>>>
+      parser_;
   /// The parser's chunk-header callback (Beast keeps a reference: it lives as long as the op).
   std::function<void(std::uint64_t, boost::beast::string_view, boost::beast::error_code&)>
       chunk_cb_;
