@@ -7,12 +7,16 @@
 //                                    + parsing a 5.11-shaped response with Beast + merge (D6);
 //  * BM_dendrite_client_no_sign      the same minus the signature (a fixed fake), i.e. the "5 us"
 //                                    part of the goal "overhead <= 1.2 x (sign + 5 us)";
-//  * BM_dendrite_fanout_warm/N/S     forward() to N loopback endpoints that answer instantly (a
-//    BM_dendrite_fanout_cold/N/S     raw Beast responder on its own thread, no verification),
+//  * BM_dendrite_fanout_warm/N/S/T   forward() to N loopback endpoints that answer instantly (a
+//    BM_dendrite_fanout_cold/N/S/T   raw Beast responder on its own thread, no verification),
 //                                    over pooled keep-alive connections (warm) or new ones
-//                                    (cold), with signing_threads = S (0: the signing pool, one
-//                                    thread per core; 1: no pool); CPU per axon as counters,
-//                                    against one signature measured in the same run.
+//                                    (cold), with signing_threads = S (0: the default, 1: no
+//                                    pool) and T I/O threads (0: one per core); CPU per axon as
+//                                    counters, against one signature measured in the same run;
+//  * BM_bare_fanout_warm/N/T         the floor of those: a bare Beast client sending the same
+//    BM_bare_fanout_cold/N/T         request bytes to the same responders (no signature, no
+//                                    synapse), with T I/O threads: what any client pays per
+//                                    axon for its round trip on this machine's TCP.
 //
 //   build-*/perf/bt-bench --benchmark_filter=dendrite
 //
@@ -33,6 +37,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -47,9 +52,13 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -359,56 +368,188 @@ double wall_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-/// forward() of a Dummy to N instant loopback responders (one thread serving all of them), with
-/// the dendrite's signing_threads = state.range(1) (0: one per core; 1: no pool, the I/O
-/// thread signs). `cold`: every fan-out opens new connections (the pool is emptied between
-/// fan-outs, outside the measurement); warm: every fan-out reuses the pooled keep-alive
-/// connections of the last one. Counters, per axon: the dendrite's CPU (the whole process minus
-/// the responder thread: its I/O thread, the signing pool and the waiting benchmark thread), the
-/// responders' CPU, one signature's CPU measured in the same run, their ratio (goal <= 1.5), and
-/// the wall time against the CPU-bound time (dendrite + responders) / cores (goal <= 1.2).
-void fanout(benchmark::State& state, bool cold) {
+/// I/O threads for a benchmark argument: 0 is one per core.
+unsigned io_threads_arg(std::int64_t t) {
+  return t > 0 ? static_cast<unsigned>(t) : std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The CPU and wall time of fan-outs, split between the client (the whole process minus the
+/// responder thread) and the responders, reported per axon against one signature measured in
+/// the same run.
+struct fanout_meter {
+  instant_axons& srv;
+  double proc = 0, server = 0, wall = 0;
+  double proc0 = 0, srv0 = 0, wall0 = 0;
+
+  void start() { proc0 = process_cpu_seconds(), srv0 = srv.cpu_seconds(), wall0 = wall_seconds(); }
+  void stop() {
+    wall += wall_seconds() - wall0;
+    proc += process_cpu_seconds() - proc0;
+    server += srv.cpu_seconds() - srv0;
+  }
+  /// Counters: `client`_cpu_per_axon_us, its ratio to one signature, the responders' CPU, the
+  /// wall time per axon, and the wall time against the CPU-bound time (client + responders) /
+  /// cores (goal <= 1.2). Returns the client's CPU per axon and one signature's, in seconds.
+  std::pair<double, double> report(benchmark::State& state, std::size_t n,
+                                   const std::string& client) const {
+    const double calls = static_cast<double>(n) * static_cast<double>(state.iterations());
+    const double client_cpu = (proc - server) / calls, responder_cpu = server / calls;
+    const double sign = one_signature_cpu_seconds();
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
+    state.counters[client + "_cpu_per_axon_us"] = client_cpu * 1e6;
+    state.counters["responder_cpu_per_axon_us"] = responder_cpu * 1e6;
+    state.counters["sign_us"] = sign * 1e6;
+    state.counters[client + "_cpu_vs_sign"] = client_cpu / sign;
+    state.counters["wall_per_axon_us"] = wall / calls * 1e6;
+    state.counters["wall_vs_cpu_bound"] = (wall / calls) / ((client_cpu + responder_cpu) / cores);
+    return {client_cpu, sign};
+  }
+};
+
+void raise_descriptor_limit() {
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
     r.rlim_cur = r.rlim_max;
     setrlimit(RLIMIT_NOFILE, &r);
   }
+}
+
+/// A bare Beast client sending one fixed request to each of N endpoints, at most 256 in flight
+/// (as the dendrite's max_concurrency above), on `threads` I/O threads: no signing, no synapse,
+/// no pool bookkeeping, no timers. What is left is what any client over TCP pays per axon.
+class bare_fanout_client {
+ public:
+  bare_fanout_client(const std::vector<std::uint16_t>& ports, unsigned threads, std::string request)
+      : request_(std::move(request)), work_(net::make_work_guard(ioc_)) {
+    for (auto p : ports)
+      peers_.push_back(peer{tcp::endpoint(net::ip::make_address("127.0.0.1"), p)});
+    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+  ~bare_fanout_client() {
+    work_.reset();
+    ioc_.stop();
+    for (auto& t : threads_) t.join();
+  }
+  bare_fanout_client(const bare_fanout_client&) = delete;
+  bare_fanout_client& operator=(const bare_fanout_client&) = delete;
+
+  /// One round trip to every endpoint (connecting those without an open connection); returns
+  /// how many failed.
+  std::size_t round() {
+    next_ = 0;
+    failures_ = 0;
+    const std::size_t workers = std::min<std::size_t>(256, peers_.size());
+    active_ = workers;
+    std::promise<void> all;
+    done_ = &all;
+    auto finished = all.get_future();
+    for (std::size_t w = 0; w < workers; ++w) net::co_spawn(ioc_, worker(), net::detached);
+    finished.wait();
+    return failures_;
+  }
+  /// Closes every connection (the next round connects anew).
+  void close_all() {
+    for (auto& p : peers_) p.socket.reset();
+  }
+
+ private:
+  struct peer {
+    tcp::endpoint ep;
+    std::optional<tcp::socket> socket{};
+    boost::beast::flat_buffer buffer{};
+  };
+
+  net::awaitable<void> worker() {
+    for (;;) {
+      const std::size_t i = next_++;
+      if (i >= peers_.size()) break;
+      if (!co_await round_trip(peers_[i])) ++failures_;
+    }
+    if (--active_ == 0) done_->set_value();
+  }
+  net::awaitable<bool> round_trip(peer& p) {
+    if (!p.socket) {
+      p.socket.emplace(ioc_);
+      boost::system::error_code ec;
+      p.socket->open(tcp::v4(), ec);
+      if (!ec) p.socket->set_option(tcp::no_delay(true), ec);
+      if (ec) co_return false;
+      auto [cec] = co_await p.socket->async_connect(p.ep, net::as_tuple(net::use_awaitable));
+      if (cec) co_return false;
+    }
+    auto [wec, wn] = co_await net::async_write(*p.socket, net::buffer(request_),
+                                               net::as_tuple(net::use_awaitable));
+    if (wec) co_return false;
+    http::response_parser<http::string_body> res;
+    auto [rec, rn] =
+        co_await http::async_read(*p.socket, p.buffer, res, net::as_tuple(net::use_awaitable));
+    (void)wn;
+    (void)rn;
+    co_return !rec && res.get().result_int() == 200;
+  }
+
+  net::io_context ioc_;
+  std::string request_;
+  std::vector<peer> peers_;
+  net::executor_work_guard<net::io_context::executor_type> work_;
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> next_{0}, failures_{0}, active_{0};
+  std::promise<void>* done_ = nullptr;
+};
+
+/// forward() of a Dummy to N instant loopback responders (one thread serving all of them), with
+/// the dendrite's signing_threads = state.range(1) (0: the default; 1: no pool, the I/O thread
+/// signs) and threads = state.range(2) (0: one per core). `cold`: every fan-out opens new
+/// connections (the pool is emptied between fan-outs, outside the measurement); warm: every
+/// fan-out reuses the pooled keep-alive connections of the last one. The dendrite's CPU is the
+/// whole process minus the responder thread: its I/O threads, the signing pool and the waiting
+/// benchmark thread.
+void fanout(benchmark::State& state, bool cold) {
+  raise_descriptor_limit();
   const auto n = static_cast<std::size_t>(state.range(0));
   instant_axons srv(n);
   std::vector<bt::axon_info> axons;
   for (auto p : srv.ports()) axons.push_back(bench_target(p));
-  bt::dendrite d(bench_alice(), {.signing_threads = static_cast<unsigned>(state.range(1)),
+  bt::dendrite d(bench_alice(), {.threads = io_threads_arg(state.range(2)),
+                                 .signing_threads = static_cast<unsigned>(state.range(1)),
                                  .max_concurrency = 256,
                                  .max_idle_total = 4096});
   dummy q;
   q.dummy_input = 21;
   d.forward(axons, q, 30.0);  // warm-up: the responders' coroutines, the pool, the allocator
   std::size_t failures = 0;
-  double proc = 0, server = 0, wall = 0;
+  fanout_meter m{srv};
   for (auto _ : state) {
     if (cold) {
       state.PauseTiming();
       d.close_idle();
       state.ResumeTiming();
     }
-    const double proc0 = process_cpu_seconds(), srv0 = srv.cpu_seconds(), wall0 = wall_seconds();
+    m.start();
     auto rs = d.forward(axons, q, 30.0);
-    wall += wall_seconds() - wall0;
-    proc += process_cpu_seconds() - proc0;
-    server += srv.cpu_seconds() - srv0;
+    m.stop();
     for (auto& x : rs) failures += !x.is_success();
   }
   if (failures) state.SkipWithError("some calls failed");
-  const double calls = static_cast<double>(n) * static_cast<double>(state.iterations());
-  const double dendrite_cpu = (proc - server) / calls, responder_cpu = server / calls;
-  const double sign = one_signature_cpu_seconds();
-  const double cores = std::max(1u, std::thread::hardware_concurrency());
-  state.counters["dendrite_cpu_per_axon_us"] = dendrite_cpu * 1e6;
-  state.counters["responder_cpu_per_axon_us"] = responder_cpu * 1e6;
-  state.counters["sign_us"] = sign * 1e6;
-  state.counters["dendrite_cpu_vs_sign"] = dendrite_cpu / sign;
-  state.counters["wall_per_axon_us"] = wall / calls * 1e6;
-  state.counters["wall_vs_cpu_bound"] = (wall / calls) / ((dendrite_cpu + responder_cpu) / cores);
+  const auto [dendrite_cpu, sign] = m.report(state, n, "dendrite");
+  // The floor in the same run: as many rounds of the bare client's round trips to the same
+  // responders (bounded, so a long run does not double), with as many I/O threads.
+  client_fixture f;
+  bare_fanout_client bare(srv.ports(), io_threads_arg(state.range(2)), f.head + f.body);
+  fanout_meter floor{srv};
+  const auto rounds = std::clamp<std::int64_t>(state.iterations(), 1, 20);
+  failures = bare.round();
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    if (cold) bare.close_all();
+    floor.start();
+    failures += bare.round();
+    floor.stop();
+  }
+  if (failures) state.SkipWithError("some bare round trips failed");
+  const double floor_cpu =
+      (floor.proc - floor.server) / (static_cast<double>(n) * static_cast<double>(rounds));
+  state.counters["floor_cpu_per_axon_us"] = floor_cpu * 1e6;
+  state.counters["dendrite_over_floor_vs_sign"] = (dendrite_cpu - floor_cpu) / sign;
 }
 
 void BM_dendrite_fanout_warm(benchmark::State& state) {
@@ -416,6 +557,37 @@ void BM_dendrite_fanout_warm(benchmark::State& state) {
 }
 void BM_dendrite_fanout_cold(benchmark::State& state) {
   fanout(state, true);
+}
+
+/// The floor of BM_dendrite_fanout: the same N responders and the bytes of one signed Dummy
+/// request, sent by bare_fanout_client with threads = state.range(1) (0: one per core).
+void bare_fanout(benchmark::State& state, bool cold) {
+  raise_descriptor_limit();
+  const auto n = static_cast<std::size_t>(state.range(0));
+  instant_axons srv(n);
+  client_fixture f;
+  bare_fanout_client c(srv.ports(), io_threads_arg(state.range(1)), f.head + f.body);
+  std::size_t failures = c.round();  // warm-up, as the dendrite's
+  fanout_meter m{srv};
+  for (auto _ : state) {
+    if (cold) {
+      state.PauseTiming();
+      c.close_all();
+      state.ResumeTiming();
+    }
+    m.start();
+    failures += c.round();
+    m.stop();
+  }
+  if (failures) state.SkipWithError("some round trips failed");
+  m.report(state, n, "bare_client");
+}
+
+void BM_bare_fanout_warm(benchmark::State& state) {
+  bare_fanout(state, false);
+}
+void BM_bare_fanout_cold(benchmark::State& state) {
+  bare_fanout(state, true);
 }
 
 /// Sequential calls to one instant responder over a kept connection: the client's whole CPU
@@ -438,16 +610,31 @@ void BM_dendrite_sequential_call(benchmark::State& state) {
 }
 BENCHMARK(BM_dendrite_sequential_call)->UseRealTime();
 
-// {N axons, signing_threads}: 0 = the signing pool (one thread per core), 1 = no pool.
+// {N axons, signing_threads, I/O threads}: signing_threads 0 = the default (a pool of one thread
+// per core while the dendrite has fewer I/O threads than cores), 1 = no pool; I/O threads 0 = one
+// per core.
 BENCHMARK(BM_dendrite_fanout_warm)
-    ->Args({100, 0})
-    ->Args({1000, 0})
-    ->Args({1000, 1})
+    ->Args({100, 0, 1})
+    ->Args({1000, 0, 1})
+    ->Args({1000, 1, 1})
+    ->Args({1000, 0, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_dendrite_fanout_cold)
-    ->Args({1000, 0})
+    ->Args({1000, 0, 1})
+    ->Args({1000, 1, 1})
+    ->Args({1000, 0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// {N axons, I/O threads}
+BENCHMARK(BM_bare_fanout_warm)
     ->Args({1000, 1})
+    ->Args({1000, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_bare_fanout_cold)
+    ->Args({1000, 1})
+    ->Args({1000, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

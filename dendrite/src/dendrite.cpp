@@ -76,7 +76,7 @@ dendrite::dendrite(keypair hotkey, options opt) {
   runner_ = std::make_unique<detail::dendrite_runner>(n);
   state_ = std::make_shared<detail::dendrite_state>(std::move(opt), std::move(hotkey),
                                                     runner_->ioc.get_executor());
-  state_->own_single_thread = n == 1;
+  state_->own_threads = n;
 }
 
 dendrite::dendrite(executor_type ex, keypair hotkey, options opt) {

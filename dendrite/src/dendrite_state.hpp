@@ -39,7 +39,8 @@ struct dendrite_state {
   keypair key;
   std::string uuid;
   boost::asio::any_io_executor ex;
-  bool own_single_thread = false;  ///< one thread runs ex: no strands needed
+  /// Threads running ex when the dendrite owns its io_context; 0: the caller's executor.
+  unsigned own_threads = 0;
   std::shared_ptr<spdlog::logger> log;
   connection_pool pool;
 
@@ -86,10 +87,14 @@ struct dendrite_state {
 
   /// The signing pool a fan-out's calls sign in, or null: signing_threads resolves to one
   /// (sign on the I/O thread running the call), requests are unsigned, or the dendrite is
-  /// stopping. The pool is made on first use.
+  /// stopping. The pool is made on first use. By default (signing_threads 0) a dendrite whose
+  /// own I/O threads already cover the cores signs on them: a pool would only add two hand-offs
+  /// per call (docs/performance.md, "Fan-out: the floor, and the I/O threads").
   signing_pool* fanout_signer() {
-    const unsigned n =
-        opt.signing_threads != 0 ? opt.signing_threads : std::thread::hardware_concurrency();
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned n = opt.signing_threads != 0 ? opt.signing_threads
+                       : own_threads >= cores   ? 1
+                                                : cores;
     if (n < 2 || opt.insecure_skip_signing) return nullptr;
     std::lock_guard lk(mu);
     if (stopped) return nullptr;
@@ -98,7 +103,7 @@ struct dendrite_state {
   }
 
   boost::asio::any_io_executor make_op_executor() const {
-    if (own_single_thread) return ex;
+    if (own_threads == 1) return ex;  // one thread runs ex: no strands needed
     return boost::asio::make_strand(ex);
   }
 

@@ -17,9 +17,12 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <set>
+#include <thread>
 
 using bt::examples::dummy;
 using namespace bt::test;
@@ -160,4 +163,44 @@ TEST_CASE(
     CHECK(r.dendrite.status_code == 503);
     CHECK(r.dendrite.status_message == "Request cancelled: dendrite stopped");
   }
+}
+
+namespace {
+/// Threads of this process now (the entries of /proc/self/task).
+std::size_t process_threads() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+/// Threads the default signing_threads (0) adds to a dendrite with `io_threads` I/O threads
+/// once it has fanned out, every signature verified.
+std::size_t default_pool_threads(unsigned io_threads) {
+  auto seen = std::make_shared<signature_log>();
+  fault_server srv(verifying_responder(seen));
+  bt::dendrite d(alice(), {.threads = io_threads, .max_concurrency = 16});
+  dummy q;
+  q.dummy_input = 3;
+  const std::size_t before = process_threads();
+  const auto rs =
+      d.forward(std::vector<bt::axon_info>(20, srv.axon(bob().ss58_address())), q, 30.0);
+  const std::size_t after = process_threads();
+  std::size_t ok = 0;
+  for (const auto& r : rs) ok += r.dendrite.status_code == 200 && r.dummy_output == 1;
+  CHECK(ok == rs.size());
+  std::lock_guard lk(seen->mu);
+  CHECK(seen->verified == 20);
+  return after - before;
+}
+}  // namespace
+
+TEST_CASE(
+    "by default a fan-out signs in a pool of one thread per core only while the dendrite's "
+    "own I/O threads are fewer than the cores",
+    "[dendrite][fanout][signing]") {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // I/O threads covering the cores sign on themselves: no thread starts.
+  CHECK(default_pool_threads(cores) == 0);
+  // One I/O thread on a machine of several cores: the pool starts, one thread per core.
+  CHECK(default_pool_threads(1) == (cores >= 2 ? cores : 0));
 }

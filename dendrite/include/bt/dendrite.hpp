@@ -89,12 +89,16 @@ struct dendrite_options {
   std::int64_t version = version_as_int;
   /// I/O threads of a dendrite that owns its io_context. A single call signs (one sr25519
   /// signature) on the I/O thread running it; a fan-out signs in the signing pool
-  /// (signing_threads).
+  /// (signing_threads). One thread gives sequential calls the lowest latency (a second costs
+  /// each call a hand-off between threads); a validator fanning out to many axons gets its
+  /// shortest wall time with one per core (docs/performance.md, "Fan-out: the floor, and the
+  /// I/O threads"). 0 is taken as 1.
   unsigned threads = 1;
   /// The signing pool: threads that make a fan-out's request signatures (forward,
   /// forward_mixed's synapse targets), so that N axons are signed on every core while the
   /// I/O stays on the I/O threads. 0 (default): one per CPU core
-  /// (std::thread::hardware_concurrency()); 1: no pool, each call signs on the I/O thread
+  /// (std::thread::hardware_concurrency()), unless the dendrite's own I/O threads (`threads`)
+  /// already cover the cores: then, as with 1, no pool, each call signs on the I/O thread
   /// running it (as single calls always do). The threads start with the first fan-out. Each
   /// try still gets a fresh nonce, taken just before its signature; a session's MAC'd requests
   /// and unsigned ones (insecure_skip_signing) never wait for the pool.
@@ -168,8 +172,10 @@ constexpr auto dendrite_options::option_table() {
                    {"external-ip"}},
       option_field{"version", &o::version, "version_as_int announced to axons"},
       option_field{"threads", &o::threads, "I/O threads of a dendrite that owns its io_context"},
-      option_field{"signing_threads", &o::signing_threads,
-                   "threads signing a fan-out's requests; 0: one per core, 1: none (I/O thread)"},
+      option_field{
+          "signing_threads", &o::signing_threads,
+          "threads signing a fan-out's requests; 0: one per core unless the I/O threads cover "
+          "the cores, 1: none (I/O thread)"},
       option_field{"max_concurrency",
                    &o::max_concurrency,
                    "forward(): calls in flight at once",
