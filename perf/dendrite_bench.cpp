@@ -12,7 +12,10 @@
 //                                    over pooled keep-alive connections (warm) or new ones
 //                                    (cold), with signing_threads = S (0: the default, 1: no
 //                                    pool) and T I/O threads (0: one per core); CPU per axon as
-//                                    counters, against one signature measured in the same run;
+//                                    counters, against one signature measured in the same run,
+//                                    and against the floor below, measured between the
+//                                    fan-outs (dendrite_over_floor_vs_sign: what the dendrite
+//                                    adds to a bare client's round trip, in signatures);
 //  * BM_bare_fanout_warm/N/T         the floor of those: a bare Beast client sending the same
 //    BM_bare_fanout_cold/N/T         request bytes to the same responders (no signature, no
 //                                    synapse), with T I/O threads: what any client pays per
@@ -517,37 +520,31 @@ void fanout(benchmark::State& state, bool cold) {
   dummy q;
   q.dummy_input = 21;
   d.forward(axons, q, 30.0);  // warm-up: the responders' coroutines, the pool, the allocator
-  std::size_t failures = 0;
-  fanout_meter m{srv};
+  // The floor, measured between the dendrite's fan-outs (so both see the same load): a bare
+  // client's round trips of the same request bytes to the same responders, as many I/O threads.
+  client_fixture f;
+  bare_fanout_client bare(srv.ports(), io_threads_arg(state.range(2)), f.head + f.body);
+  std::size_t failures = bare.round(), bare_failures = 0;
+  fanout_meter m{srv}, floor{srv};
   for (auto _ : state) {
+    state.PauseTiming();
     if (cold) {
-      state.PauseTiming();
       d.close_idle();
-      state.ResumeTiming();
+      bare.close_all();
     }
+    floor.start();
+    bare_failures += bare.round();
+    floor.stop();
+    state.ResumeTiming();
     m.start();
     auto rs = d.forward(axons, q, 30.0);
     m.stop();
     for (auto& x : rs) failures += !x.is_success();
   }
-  if (failures) state.SkipWithError("some calls failed");
+  if (failures || bare_failures) state.SkipWithError("some calls failed");
   const auto [dendrite_cpu, sign] = m.report(state, n, "dendrite");
-  // The floor in the same run: as many rounds of the bare client's round trips to the same
-  // responders (bounded, so a long run does not double), with as many I/O threads.
-  client_fixture f;
-  bare_fanout_client bare(srv.ports(), io_threads_arg(state.range(2)), f.head + f.body);
-  fanout_meter floor{srv};
-  const auto rounds = std::clamp<std::int64_t>(state.iterations(), 1, 20);
-  failures = bare.round();
-  for (std::int64_t r = 0; r < rounds; ++r) {
-    if (cold) bare.close_all();
-    floor.start();
-    failures += bare.round();
-    floor.stop();
-  }
-  if (failures) state.SkipWithError("some bare round trips failed");
-  const double floor_cpu =
-      (floor.proc - floor.server) / (static_cast<double>(n) * static_cast<double>(rounds));
+  const double floor_cpu = (floor.proc - floor.server) /
+                           (static_cast<double>(n) * static_cast<double>(state.iterations()));
   state.counters["floor_cpu_per_axon_us"] = floor_cpu * 1e6;
   state.counters["dendrite_over_floor_vs_sign"] = (dendrite_cpu - floor_cpu) / sign;
 }
