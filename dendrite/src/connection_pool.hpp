@@ -30,6 +30,7 @@ struct pooled_connection {
   boost::beast::flat_buffer buffer;   ///< response bytes; empty between calls
   std::string head, body;             ///< request buffers
   std::string scratch;                ///< the signed message
+  std::string request_id;             ///< of the request last sent (see call_exchange::send)
   std::string local_ip;               ///< local address of the socket (default dendrite ip)
   std::size_t last_answer_bytes = 0;  ///< of the last response read: the next read's room
   std::chrono::steady_clock::time_point idle_since{};

@@ -122,7 +122,7 @@ dendrite_stats dendrite::stats() const {
   s.session_requests = state_->session_requests.load();
   s.idle_connections = state_->pool.idle_count();
   std::lock_guard lk(state_->mu);
-  s.in_flight = state_->active.size();
+  s.in_flight = state_->active_count;
   return s;
 }
 

@@ -88,8 +88,11 @@ bool is_json_content_type(std::string_view value) noexcept {
 
 std::string host_header(std::string_view ip, std::uint16_t port) {
   std::string h;
-  h.reserve(ip.size() + 8);
-  if (ip.find(':') != std::string_view::npos) {
+  // Room for "[ip]:65535" and no more: a short one ("127.0.0.1:8091") then stays in the
+  // string itself, without a heap allocation.
+  const bool v6 = ip.find(':') != std::string_view::npos;
+  h.reserve(ip.size() + (v6 ? 2 : 0) + 6);
+  if (v6) {
     h.push_back('[');
     h.append(ip);
     h.push_back(']');

@@ -20,7 +20,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 
 namespace bt::detail {
 
@@ -31,6 +30,14 @@ class call_exchange;
 struct call_failure {
   dendrite_errc code;
   std::string detail;
+};
+
+/// A running call's place in dendrite_state's list of them (register_op): the links live in the
+/// call itself, so that registering a call costs no allocation.
+struct active_call_link {
+  call_exchange* op = nullptr;
+  active_call_link* prev = nullptr;
+  active_call_link* next = nullptr;
 };
 
 /// What running operations share with the dendrite object; kept alive by them.
@@ -59,7 +66,10 @@ struct dendrite_state {
 
   std::mutex mu;  // guards everything below
   bool stopped = false;
-  std::unordered_map<call_exchange*, std::weak_ptr<call_exchange>> active;
+  /// The running calls (shutdown() cancels them): a circular list through their links, this
+  /// being its head.
+  active_call_link active{nullptr, &active, &active};
+  std::size_t active_count = 0;
   /// dendrite_options::signing_threads' pool, made by the first fan-out that needs it.
   std::unique_ptr<signing_pool> signer;
 
@@ -107,16 +117,25 @@ struct dendrite_state {
     return boost::asio::make_strand(ex);
   }
 
-  /// False once the dendrite is stopping (the call must not start).
-  bool register_op(call_exchange* op, const std::shared_ptr<call_exchange>& sp) {
+  /// Adds a call's `link` (link.op set) to the running calls; false once the dendrite is
+  /// stopping (the call must not start).
+  bool register_op(active_call_link& link) {
     std::lock_guard lk(mu);
     if (stopped) return false;
-    active.emplace(op, sp);
+    link.prev = active.prev;
+    link.next = &active;
+    active.prev->next = &link;
+    active.prev = &link;
+    ++active_count;
     return true;
   }
-  void unregister_op(call_exchange* op) {
+  /// Removes a registered `link` (before its call is destroyed).
+  void unregister_op(active_call_link& link) {
     std::lock_guard lk(mu);
-    active.erase(op);
+    link.prev->next = link.next;
+    link.next->prev = link.prev;
+    link.prev = link.next = nullptr;
+    --active_count;
   }
 
   /// Cancels every running call and closes the pool (exchange.cpp).

@@ -135,8 +135,10 @@ void dendrite_state::shutdown() {
   {
     std::lock_guard lk(mu);
     stopped = true;
-    for (auto& [p, w] : active)
-      if (auto sp = w.lock()) ops.push_back(std::move(sp));
+    // A linked call is alive (it unlinks before it is destroyed), but may be ending: its
+    // weak_from_this() is then expired.
+    for (active_call_link* l = active.next; l != &active; l = l->next)
+      if (auto sp = l->op->weak_from_this().lock()) ops.push_back(std::move(sp));
   }
   for (auto& op : ops) op->cancel("dendrite stopped");
   pool.close();
@@ -166,7 +168,8 @@ call_exchange::call_exchange(std::shared_ptr<dendrite_state> st, const axon_info
 void call_exchange::start(std::string cancel_reason) {
   auto self = shared_from_this();
   std::optional<call_failure> stopped;
-  if (!st_->register_op(this, self))
+  registered_ = st_->register_op(active_link_);
+  if (!registered_)
     stopped = call_failure{dendrite_errc::cancelled, "dendrite stopped"};
   else if (!cancel_reason.empty())
     stopped = call_failure{dendrite_errc::cancelled, std::move(cancel_reason)};
@@ -349,7 +352,9 @@ net::awaitable<beast::error_code> call_exchange::send() {
       dialect_.set_try_signature(sig);
     }
   }
-  const std::string_view body = dialect_.encode_try(context(), c, request_id_);
+  // The request id (what a response signature names) is kept in the connection's buffer, which
+  // keeps its capacity from call to call.
+  const std::string_view body = dialect_.encode_try(context(), c, c.request_id);
   if (st_->log && st_->log->should_log(spdlog::level::debug)) {
     st_->log->debug("dendrite | --> | {} B | {} | {} | {} | 0 | Success",
                     c.head.size() + body.size(), name_, target_.hotkey, host_);
@@ -438,7 +443,7 @@ bool call_exchange::check_response_signature(const http_response& res,
   if (mode == response_verification::off) return false;
   session_mac mac = session_mac::not_used;
   if (!streamed) {
-    mac = dialect_.check_session_mac(context(), *conn_, request_id_, res);
+    mac = dialect_.check_session_mac(context(), *conn_, conn_->request_id, res);
     if (mac == session_mac::verified) return true;
   }
   const auto [first, last] = res.equal_range(response_signature::header);
@@ -455,11 +460,12 @@ bool call_exchange::check_response_signature(const http_response& res,
     throw call_failure{dendrite_errc::response_unauthenticated,
                        "more than one bt-response-signature header"};
   std::string why =
-      streamed
-          ? response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
-                                       request_id_, static_cast<int>(res.result_int()), *streamed)
-          : response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
-                                       request_id_, static_cast<int>(res.result_int()), res.body());
+      streamed ? response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
+                                            conn_->request_id, static_cast<int>(res.result_int()),
+                                            *streamed)
+               : response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
+                                            conn_->request_id, static_cast<int>(res.result_int()),
+                                            res.body());
   if (!why.empty()) {
     // An axon names no caller and no request in its answer to a request it could not verify
     // (PROTOCOL 5.15). Such an answer, signed over the empty identity, is accepted when its
@@ -578,7 +584,7 @@ void call_exchange::finish(std::exception_ptr ep, bool keep) {
     else
       conn_.reset();
   }
-  st_->unregister_op(this);
+  if (std::exchange(registered_, false)) st_->unregister_op(active_link_);
   st_->calls.fetch_add(1, std::memory_order_relaxed);
   try {
     const std::string status = std::to_string(dialect_.final_status());

@@ -51,7 +51,11 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   /// `target` and `dialect` outlive the op (`dialect` is the concrete call's member).
   call_exchange(std::shared_ptr<dendrite_state> st, const axon_info& target, double timeout,
                 steady::time_point deadline, call_dialect& dialect);
-  ~call_exchange() = default;
+  /// A call destroyed without having finished (its io_context destroyed with the call's
+  /// handler pending) leaves the dendrite's list of running calls here.
+  ~call_exchange() {
+    if (registered_) st_->unregister_op(active_link_);
+  }
 
  private:
   void stop(dendrite_errc e, std::string detail);
@@ -81,6 +85,10 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   std::shared_ptr<dendrite_state> st_;
   boost::asio::any_io_executor exec_;
   signing_pool* signer_ = nullptr;  ///< see sign_in()
+  /// In the dendrite's list of running calls from start() to finish() (the list's mutex guards
+  /// the links; registered_ is the call's own, set by start(), cleared by finish()).
+  active_call_link active_link_{this};
+  bool registered_ = false;
   boost::asio::steady_timer timer_;
   const axon_info& target_;
   call_dialect& dialect_;
@@ -97,8 +105,6 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   std::optional<call_failure> stop_;
   boost::asio::ip::tcp::endpoint ep_;
   std::string host_;
-  /// The request id of the request last sent (what a response signature names).
-  std::string request_id_;
   std::unique_ptr<pooled_connection> conn_;
   /// The memory of the parser's header fields (reset with each new parser).
   response_arena arena_;

@@ -18,7 +18,7 @@ namespace bt::detail {
 namespace {
 
 /// A fan-out: launches calls up to max_concurrency and completes when all have.
-struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
+struct dendrite_fanout {
   std::shared_ptr<dendrite_state> st;
   std::vector<mixed_request> requests;
   std::vector<mixed_slot> slots;
@@ -32,6 +32,8 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
   std::size_t next = 0, finished = 0, running = 0;
   bool cancelled = false;
   std::vector<std::shared_ptr<call_exchange>> live;  // by index, while running
+  /// The fan-out itself until its last call has finished (its calls' on_done refer to it).
+  std::shared_ptr<dendrite_fanout> keep_alive;
 
   void launch_more() {
     // Calls to start outside the lock: one when a finished call makes room (no allocation for
@@ -45,7 +47,9 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
         const std::size_t i = next++;
         ++running;
         std::shared_ptr<call_exchange> op = make_call(i);
-        op->on_done = [self = shared_from_this(), i] { self->on_call_done(i); };
+        // (a pointer and an index: small enough for std::function to hold without allocating;
+        // keep_alive holds the fan-out)
+        op->on_done = [this, i] { on_call_done(i); };
         op->sign_in(signer);
         live[i] = op;
         start.push_back(std::move(op));
@@ -87,9 +91,11 @@ struct dendrite_fanout : std::enable_shared_from_this<dendrite_fanout> {
     }
     if (all) {
       std::optional<dendrite_completion> c;
+      std::shared_ptr<dendrite_fanout> self;  // the fan-out ends with this block
       {
         std::lock_guard lk(mu);
         c.swap(done);
+        self.swap(keep_alive);
       }
       if (c) c->complete();
     } else {
@@ -138,6 +144,7 @@ void start_fanout(const std::shared_ptr<dendrite_state>& st, std::vector<mixed_r
       if (auto sp = w.lock()) sp->cancel_all();
     });
   }
+  f->keep_alive = f;
   f->launch_more();
 }
 

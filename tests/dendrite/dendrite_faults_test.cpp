@@ -573,3 +573,40 @@ TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite]
     CHECK(r.dendrite.status_message == "Request cancelled: dendrite stopped");
   }
 }
+
+TEST_CASE("the calls in flight are counted, and destroying the dendrite ends each of them",
+          "[dendrite][cancel]") {
+  // One answered call among three silent ones: the dendrite's list of running calls loses a
+  // call from its middle, then shutdown must still find the others.
+  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    co_await read_request(s, buf, log);
+    co_await sleep_for(30s);
+  });
+  fault_server answering(echo_doubler());
+  constexpr int silent_calls = 3;
+  std::vector<std::promise<dummy>> ps(silent_calls + 1);
+  std::vector<std::future<dummy>> fs;
+  for (auto& p : ps) fs.push_back(p.get_future());
+  {
+    bt::dendrite d(alice());
+    d.async_call(silent.axon(bob().ss58_address()), dummy_query(), 10.0,
+                 [&p = ps[0]](dummy r) { p.set_value(std::move(r)); });
+    REQUIRE(silent.log().wait_count(1));
+    d.async_call(answering.axon(bob().ss58_address()), dummy_query(), 10.0,
+                 [&p = ps[1]](dummy r) { p.set_value(std::move(r)); });
+    for (int i = 2; i <= silent_calls; ++i)
+      d.async_call(silent.axon(bob().ss58_address()), dummy_query(), 10.0,
+                   [&p = ps[i]](dummy r) { p.set_value(std::move(r)); });
+    REQUIRE(fs[1].wait_for(5s) == std::future_status::ready);
+    CHECK(fs[1].get().dendrite.status_code == 200);
+    REQUIRE(silent.log().wait_count(silent_calls));
+    CHECK(d.stats().in_flight == silent_calls);
+  }
+  for (int i : {0, 2, 3}) {
+    REQUIRE(fs[i].wait_for(0s) == std::future_status::ready);
+    const dummy r = fs[i].get();
+    CHECK(r.dendrite.status_code == 503);
+    CHECK(r.dendrite.status_message == "Request cancelled: dendrite stopped");
+  }
+}
