@@ -149,6 +149,26 @@ TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
   CHECK(el < 2 * timeout);  // one deadline for the whole fan-out, not one per queued call
 }
 
+TEST_CASE("a fan-out's one deadline ends its running calls, and its queued ones unsent",
+          "[dendrite][fanout]") {
+  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    co_await read_request(s, buf, log);
+    co_await sleep_for(30s);
+  });
+  const std::vector<bt::axon_info> axons(4, silent.axon(bob().ss58_address()));
+  bt::dendrite d(alice(), {.max_concurrency = 2});
+  dummy q;
+  q.dummy_input = 1;
+  auto r = d.forward(axons, q, 1.5);
+  REQUIRE(r.size() == 4);
+  for (const auto& x : r) CHECK(x.dendrite.status_code == 408);
+  // The two queued calls began after the deadline: they ended without a connection (the two
+  // running ones connected, unless a loaded machine kept them from it until the deadline).
+  CHECK(silent.log().connections <= 2);
+  CHECK(d.stats().in_flight == 0);
+}
+
 TEST_CASE("an empty fan-out completes with no results", "[dendrite][fanout]") {
   bt::dendrite d(alice());
   auto r = d.forward(std::vector<bt::axon_info>{}, dummy{}, 1.0);
@@ -269,6 +289,11 @@ TEST_CASE("a fan-out over kept connections the axon dropped retries each call on
       auto [ec, bytes] = co_await http::async_read(s, buf, req, net::as_tuple(net::use_awaitable));
       (void)bytes;
       if (ec) co_return;
+      // The first fan-out's answers wait until all its calls have connected: a call that
+      // finished early would lend its kept connection to a call not yet begun, which this
+      // server would then close as if it were the second fan-out's.
+      for (int waited = 0; me <= calls && n == 0 && conn_no < calls && waited < 5000; ++waited)
+        co_await sleep_for(1ms);
       if (me <= calls && n == 1) {
         s.close();
         co_return;
@@ -291,7 +316,11 @@ TEST_CASE("a fan-out over kept connections the axon dropped retries each call on
     CHECK(r.dendrite.status_code == 200);
     CHECK(r.dummy_output == 6);
   }
-  REQUIRE(d.stats().idle_connections == calls);
+  {
+    const auto s1 = d.stats();
+    INFO("opened " << s1.connections_opened << " reused " << s1.connections_reused);
+    REQUIRE(s1.idle_connections == calls);
+  }
   for (const auto& r : d.forward(axons, q, 5.0)) {
     CHECK(r.dendrite.status_code == 200);
     CHECK(r.dummy_output == 6);
