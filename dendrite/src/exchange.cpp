@@ -184,6 +184,10 @@ void call_exchange::cancel(std::string reason) {
   });
 }
 
+void call_exchange::expire() {
+  net::post(exec_, [self = shared_from_this()] { self->stop(dendrite_errc::timeout, {}); });
+}
+
 /// The deadline timer, cancel() and shutdown end the call here (on the op's executor): the
 /// first reason wins, and closing the socket makes the pending socket operation complete.
 void call_exchange::stop(dendrite_errc e, std::string detail) {
@@ -250,10 +254,12 @@ net::awaitable<bool> call_exchange::exchange(std::optional<call_failure> stopped
   throw_if_stopped(begin);
   check_address(std::move(problem));
 
-  timer_.expires_at(deadline_);
-  timer_.async_wait(net::bind_executor(exec_, [self = shared_from_this()](beast::error_code e) {
-    if (e != net::error::operation_aborted) self->stop(dendrite_errc::timeout, {});
-  }));
+  if (own_timer_) {
+    timer_.expires_at(deadline_);
+    timer_.async_wait(net::bind_executor(exec_, [self = shared_from_this()](beast::error_code e) {
+      if (e != net::error::operation_aborted) self->stop(dendrite_errc::timeout, {});
+    }));
+  }
 
   // A pooled connection that fails before any response byte was probably closed by the server
   // while idle (keep-alive race): it is retried once, on a fresh connection with a fresh nonce.
@@ -576,7 +582,7 @@ void call_exchange::finish(std::exception_ptr ep, bool keep) {
       dialect_.record_failure(cx, dendrite_errc::malformed_response, "unexpected error");
     }
   }
-  timer_.cancel();
+  if (own_timer_) timer_.cancel();
   parser_.reset();
   if (conn_) {
     if (keep)

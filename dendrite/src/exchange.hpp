@@ -47,6 +47,14 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   /// the call's executor, where the dialect supports it (call_dialect::begin_signed_try).
   void sign_in(signing_pool* pool) noexcept { signer_ = pool; }
 
+  /// Before start(): the call arms no deadline timer of its own; whoever made it (a fan-out, one
+  /// timer for all its calls) calls expire() once the deadline has passed.
+  void deadline_watched_elsewhere() noexcept { own_timer_ = false; }
+
+  /// Thread-safe: ends the call as timed out (no effect once it has ended). For a call whose
+  /// deadline is watched elsewhere; the call's own checks of the clock stay as they are.
+  void expire();
+
  protected:
   /// `target` and `dialect` outlive the op (`dialect` is the concrete call's member).
   call_exchange(std::shared_ptr<dendrite_state> st, const axon_info& target, double timeout,
@@ -90,6 +98,7 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   active_call_link active_link_{this};
   bool registered_ = false;
   boost::asio::steady_timer timer_;
+  bool own_timer_ = true;  ///< see deadline_watched_elsewhere()
   const axon_info& target_;
   call_dialect& dialect_;
   const std::string& name_;  ///< dialect_.name()

@@ -7,6 +7,7 @@
 #include "synapse_dialect.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
@@ -34,6 +35,10 @@ struct dendrite_fanout {
   std::vector<std::shared_ptr<call_exchange>> live;  // by index, while running
   /// The fan-out itself until its last call has finished (its calls' on_done refer to it).
   std::shared_ptr<dendrite_fanout> keep_alive;
+  /// The one deadline of all the calls (a timer per call would cost each call a timer queue
+  /// entry and a completion): at expiry it ends the running ones; a call launched later finds
+  /// the deadline passed when it begins. Cancelled when the last call has finished.
+  std::optional<boost::asio::steady_timer> deadline_timer;
 
   void launch_more() {
     // Calls to start outside the lock: one when a finished call makes room (no allocation for
@@ -51,6 +56,7 @@ struct dendrite_fanout {
         // keep_alive holds the fan-out)
         op->on_done = [this, i] { on_call_done(i); };
         op->sign_in(signer);
+        op->deadline_watched_elsewhere();  // by deadline_timer
         live[i] = op;
         start.push_back(std::move(op));
       }
@@ -97,21 +103,29 @@ struct dendrite_fanout {
         c.swap(done);
         self.swap(keep_alive);
       }
+      deadline_timer->cancel();  // its handler holds the fan-out until it has run
       if (c) c->complete();
     } else {
       launch_more();
     }
   }
 
-  void cancel_all() {
+  /// The running calls, to end outside the lock; `cancelling`: also marks the fan-out cancelled.
+  std::vector<std::shared_ptr<call_exchange>> running_calls(bool cancelling) {
     std::vector<std::shared_ptr<call_exchange>> ops;
-    {
-      std::lock_guard lk(mu);
-      cancelled = true;
-      for (auto& op : live)
-        if (op) ops.push_back(op);
-    }
-    for (auto& op : ops) op->cancel("cancelled by the caller");
+    std::lock_guard lk(mu);
+    if (cancelling) cancelled = true;
+    for (auto& op : live)
+      if (op) ops.push_back(op);
+    return ops;
+  }
+
+  void cancel_all() {
+    for (auto& op : running_calls(true)) op->cancel("cancelled by the caller");
+  }
+
+  void expire_all() {
+    for (auto& op : running_calls(false)) op->expire();
   }
 };
 
@@ -145,6 +159,10 @@ void start_fanout(const std::shared_ptr<dendrite_state>& st, std::vector<mixed_r
     });
   }
   f->keep_alive = f;
+  f->deadline_timer.emplace(st->ex, f->deadline);
+  f->deadline_timer->async_wait([f](boost::system::error_code e) {
+    if (e != boost::asio::error::operation_aborted) f->expire_all();
+  });
   f->launch_more();
 }
 
