@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -227,4 +228,39 @@ TEST_CASE(
   const auto same = check(h);
   CHECK_FALSE(same.ok);
   CHECK(same.why == "Signature mismatch with " + ours + " and " + *h.dendrite.signature);
+}
+
+TEST_CASE("verifier: the signature header's format errors, in btwallet's order and texts",
+          "[verifier]") {
+  const bt::synapse honest = signed_headers(t0, honest_uuid, empty_hash);
+  const std::string digits = honest.dendrite.signature->substr(2);
+  REQUIRE(digits.size() == 128);
+  const auto with_signature = [&](std::string sig) {
+    bt::synapse h = honest;
+    h.dendrite.signature = std::move(sig);
+    return check(h);
+  };
+  // Upper-case digits and prefix decode to the same bytes: still the valid signature.
+  std::string upper = digits;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  CHECK(with_signature("0X" + upper).ok);
+  CHECK(with_signature("").why == "Missing Signature");
+  CHECK(with_signature(digits).why == "Invalid signature format. Expected hex string.");
+  CHECK(with_signature("0x" + digits.substr(1)).why == "Invalid hex string: Odd number of digits");
+  // A bad digit in either place of a pair, reported at its position, before any length check.
+  std::string bad_high = digits, bad_low = digits;
+  bad_high[40] = 'g';
+  bad_low[41] = 'z';
+  CHECK(with_signature("0x" + bad_high).why ==
+        "Invalid hex string: Invalid character 'g' at position 40");
+  CHECK(with_signature("0x" + bad_low).why ==
+        "Invalid hex string: Invalid character 'z' at position 41");
+  CHECK(with_signature("0x" + bad_low.substr(0, 64)).why ==
+        "Invalid hex string: Invalid character 'z' at position 41");
+  CHECK(with_signature("0x" + digits.substr(0, 126)).why == "Invalid signature");
+  CHECK(with_signature("0x" + digits + "00").why == "Invalid signature");
+  // Well formed, one bit off: a mismatch, not a format error.
+  std::string flipped = digits;
+  flipped[0] = flipped[0] == '0' ? '1' : '0';
+  CHECK(with_signature("0x" + flipped).why.starts_with("Signature mismatch with "));
 }
