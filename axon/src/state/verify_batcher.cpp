@@ -4,7 +4,7 @@
 
 #include <bt/sr25519_batch.hpp>
 
-#include <boost/asio/defer.hpp>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -39,7 +39,6 @@ const sr25519::key_cache& verify_batcher::known_keys() {
   return process_keys();
 }
 
-
 verify_batcher::verify_batcher(net::execution_context& ctx)
     : net::execution_context::service(ctx), loop_(static_cast<net::io_context&>(ctx)) {}
 
@@ -69,26 +68,18 @@ void verify_batcher::submit(signature_check check, std::size_t max_batch, axon_m
     post = !std::exchange(drain_posted_, true);
   }
   // Behind every handler already queued on the loop: the requests that arrived with this one
-  // are parsed and submitted before the drain runs. Deferred, not posted: from a thread running
-  // the loop (a session's, always) the drain goes to that thread's own queue, so no other I/O
-  // thread is woken (an eventfd write and a context switch) to run it; from another thread,
-  // defer posts.
-  if (post) net::defer(loop_, [this] { drain(); });
+  // are parsed and submitted before the drain runs.
+  if (post) net::post(loop_, [this] { drain(); });
 }
 
 void verify_batcher::drain() {
-  // The buffers of the last drain, empty with their capacity, taken for this one (a drain that
-  // runs while another is under way, on another thread, starts with its own).
   std::vector<item> batch;
-  std::vector<std::error_code> verdicts;
   {
     std::lock_guard lk(m_);
-    batch.swap(spare_items_);
-    verdicts.swap(spare_verdicts_);
-    batch.swap(queued_);    // queued_ keeps the spare's capacity for the next submissions
+    batch.swap(queued_);
     drain_posted_ = false;  // a submission from now on (a completion's next request) posts again
   }
-  verdicts.assign(batch.size(), std::error_code());
+  std::vector<std::error_code> verdicts(batch.size());
   const std::size_t step = batch.empty() ? 1 : batch.front().max_batch;
   for (std::size_t at = 0; at < batch.size(); at += step) {
     const std::size_t n = std::min(step, batch.size() - at);
@@ -97,10 +88,6 @@ void verify_batcher::drain() {
   // Completed after every verdict is known: a completion may resume its request at once, and
   // the batch's later items should not wait for that request's next stages.
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done.fn(batch[i].done.arg, !verdicts[i]);
-  batch.clear();
-  std::lock_guard lk(m_);
-  if (batch.capacity() > spare_items_.capacity()) spare_items_.swap(batch);
-  if (verdicts.capacity() > spare_verdicts_.capacity()) spare_verdicts_.swap(verdicts);
 }
 
 void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> verdicts) {

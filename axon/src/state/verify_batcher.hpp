@@ -116,10 +116,8 @@ class verify_batcher final : public net::execution_context::service {
 
   net::io_context& loop_;
   std::mutex m_;
-  std::vector<item> queued_;                     // waiting for the posted drain
-  std::vector<item> spare_items_;                // empty; kept for its capacity (drain())
-  std::vector<std::error_code> spare_verdicts_;  // the same
-  bool drain_posted_ = false;                    // a drain is posted and has not taken queued_ yet
+  std::vector<item> queued_;   // waiting for the posted drain
+  bool drain_posted_ = false;  // a drain is posted and has not taken queued_ yet
   unsigned penalty_ = 0;       // batches to verify item by item after the last failed one
   unsigned next_penalty_ = 1;  // doubles with each failed batch, reset by one that passes
 };
