@@ -11,12 +11,16 @@
 #pragma once
 
 #include "dendrite_state.hpp"
-#include "response_fields.hpp"
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 #include <string>
 #include <string_view>
 
 namespace bt::detail {
+
+using http_response = boost::beast::http::response<boost::beast::http::string_body>;
 
 /// What a dialect sees of its call.
 struct call_context {

@@ -5,8 +5,6 @@
 #include <bt/detail/dendrite_ops.hpp>
 #include <bt/detail/dendrite_stream.hpp>
 
-#include "response_fields.hpp"
-
 #include <bt/body_hash.hpp>
 #include <bt/btauth.hpp>
 #include <bt/detail/text.hpp>
@@ -178,13 +176,9 @@ void encode_request(const synapse_descriptor& d, synapse& s, std::string_view de
   finish_request(d, s, sig ? &*sig : nullptr, host, scratch, hash_at, head, body);
 }
 
-namespace {
-
-/// apply_response of any Beast fields (dendrite_ops.hpp; the dendrite's own reads have
-/// response_fields).
-template <class Fields>
-std::error_code apply_response_with(const synapse_ref& ref, unsigned status, const Fields& headers,
-                                    std::string_view body, std::string& detail) {
+std::error_code apply_response(const synapse_ref& ref, unsigned status,
+                               const boost::beast::http::fields& headers, std::string_view body,
+                               std::string& detail) {
   namespace http = boost::beast::http;
   const auto malformed = make_error_code(dendrite_errc::malformed_response);
   synapse& s = *ref.object;
@@ -258,8 +252,8 @@ std::error_code apply_response_with(const synapse_ref& ref, unsigned status, con
   return {};
 }
 
-template <class Fields>
-std::error_code apply_stream_headers_with(synapse& s, const Fields& headers, std::string& detail) {
+std::error_code apply_stream_headers(synapse& s, const boost::beast::http::fields& headers,
+                                     std::string& detail) {
   synapse h;
   if (error e = from_headers(headers, h, header_scope::axon_block); e) {
     detail = e.message();
@@ -267,30 +261,6 @@ std::error_code apply_stream_headers_with(synapse& s, const Fields& headers, std
   }
   merge_axon_headers(s, h);
   return {};
-}
-
-}  // namespace
-
-std::error_code apply_response(const synapse_ref& ref, unsigned status,
-                               const boost::beast::http::fields& headers, std::string_view body,
-                               std::string& detail) {
-  return apply_response_with(ref, status, headers, body, detail);
-}
-
-std::error_code apply_response(const synapse_ref& ref, unsigned status,
-                               const response_fields& headers, std::string_view body,
-                               std::string& detail) {
-  return apply_response_with(ref, status, headers, body, detail);
-}
-
-std::error_code apply_stream_headers(synapse& s, const boost::beast::http::fields& headers,
-                                     std::string& detail) {
-  return apply_stream_headers_with(s, headers, detail);
-}
-
-std::error_code apply_stream_headers(synapse& s, const response_fields& headers,
-                                     std::string& detail) {
-  return apply_stream_headers_with(s, headers, detail);
 }
 
 std::string valid_utf8(std::string_view text) {

@@ -87,7 +87,7 @@ std::size_t read_buffer_max(const dendrite_options& o) {
 
 /// Bytes of the fields as sent, counting "name: value\r\n" (Beast keeps them trimmed, so this
 /// can undercount whitespace slightly; the head itself is bounded exactly by the parser).
-std::size_t fields_bytes(const response_fields& f) {
+std::size_t fields_bytes(const http::fields& f) {
   std::size_t n = 0;
   for (const auto& x : f) n += x.name_string().size() + x.value().size() + 4;
   return n;
@@ -420,10 +420,7 @@ bool call_exchange::got_some_response() const {
 /// trailers (on_chunk_header, trailers_fit).
 void call_exchange::new_parser() {
   const std::size_t limit = st_->opt.max_response_header_bytes;
-  parser_.reset();  // before its fields' memory is reused
-  arena_.reset();
-  parser_.emplace(std::piecewise_construct, std::make_tuple(),
-                  std::make_tuple(arena_allocator<char>(arena_)));
+  parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(
       std::min<std::size_t>(limit - std::min(limit, interim_bytes_), UINT32_MAX)));
   parser_->body_limit(st_->opt.max_response_body_bytes);

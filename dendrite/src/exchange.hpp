@@ -115,11 +115,7 @@ class call_exchange : public std::enable_shared_from_this<call_exchange> {
   boost::asio::ip::tcp::endpoint ep_;
   std::string host_;
   std::unique_ptr<pooled_connection> conn_;
-  /// The memory of the parser's header fields (reset with each new parser).
-  response_arena arena_;
-  std::optional<
-      boost::beast::http::parser<false, boost::beast::http::string_body, arena_allocator<char>>>
-      parser_;
+  std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>> parser_;
   /// The parser's chunk-header callback (Beast keeps a reference: it lives as long as the op).
   std::function<void(std::uint64_t, boost::beast::string_view, boost::beast::error_code&)>
       chunk_cb_;
