@@ -9,9 +9,10 @@
 // maximum size, so no peer can grow memory past the limits.
 //
 // The deadline and cancellation are one thing, the call's stop: a steady_timer armed once with
-// the absolute deadline, cancel() and the dendrite's shutdown all set it and close the socket,
-// so no byte a miner drips can extend the call; the coroutine only suspends in socket
-// operations, and after each one it calls throw_if_stopped() before looking at the result
+// the absolute deadline (a fan-out's calls share the fan-out's, which calls expire()), cancel()
+// and the dendrite's shutdown all set it and close the socket, so no byte a miner drips can
+// extend the call; the coroutine only suspends in socket operations, and after each one it
+// calls throw_if_stopped() before looking at the result
 // (after a successful write, only the stop: the read that follows looks at the clock). The
 // clock is read once per stage and the reading handed along (pool, session, metrics).
 // Failures are thrown as call_failure inside the coroutine and recorded once (by the dialect);
