@@ -77,14 +77,12 @@ dendrite::dendrite(keypair hotkey, options opt) {
   state_ = std::make_shared<detail::dendrite_state>(std::move(opt), std::move(hotkey),
                                                     runner_->ioc.get_executor());
   state_->own_threads = n;
-  state_->make_call_strands();
 }
 
 dendrite::dendrite(executor_type ex, keypair hotkey, options opt) {
   require_secret(hotkey);
   state_ =
       std::make_shared<detail::dendrite_state>(std::move(opt), std::move(hotkey), std::move(ex));
-  state_->make_call_strands();
 }
 
 dendrite::~dendrite() {

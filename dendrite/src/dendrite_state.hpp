@@ -20,7 +20,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 namespace bt::detail {
 
@@ -51,10 +50,6 @@ struct dendrite_state {
   unsigned own_threads = 0;
   std::shared_ptr<spdlog::logger> log;
   connection_pool pool;
-  /// See make_call_strands(); set once, before any call.
-  static constexpr std::size_t call_strand_count = 64;
-  std::vector<boost::asio::any_io_executor> call_strands;
-  std::atomic<std::size_t> next_strand{0};
 
   std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
   std::atomic<std::uint64_t> sessions_offered{0}, sessions_established{0}, sessions_rejected{0},
@@ -117,21 +112,9 @@ struct dendrite_state {
     return signer.get();
   }
 
-  /// Once, when own_threads is known: the strands calls run on when more than one thread may
-  /// run ex (see make_op_executor).
-  void make_call_strands() {
-    if (own_threads == 1) return;  // one thread runs ex: no strands needed
-    call_strands.reserve(call_strand_count);
-    for (std::size_t i = 0; i < call_strand_count; ++i)
-      call_strands.push_back(boost::asio::make_strand(ex));
-  }
-
-  /// The executor of a new call: ex when one thread runs it, otherwise one of call_strands in
-  /// turn (a strand made per call cost each call a strand and a type-erased executor on the heap
-  /// and the strand service's mutex twice; calls sharing a strand are merely never run at once).
-  boost::asio::any_io_executor make_op_executor() {
-    if (call_strands.empty()) return ex;
-    return call_strands[next_strand.fetch_add(1, std::memory_order_relaxed) % call_strands.size()];
+  boost::asio::any_io_executor make_op_executor() const {
+    if (own_threads == 1) return ex;  // one thread runs ex: no strands needed
+    return boost::asio::make_strand(ex);
   }
 
   /// Adds a call's `link` (link.op set) to the running calls; false once the dendrite is
