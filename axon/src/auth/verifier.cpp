@@ -46,14 +46,6 @@ std::optional<ss58::decoded> decode_hotkey(std::string_view address, std::error_
   return out;
 }
 
-/// hex_value() of every byte, looked up: the signature's 128 digits are checked and decoded in
-/// one pass without a branch per digit range.
-constexpr std::array<std::int8_t, 256> hex_values = [] {
-  std::array<std::int8_t, 256> t{};
-  for (int c = 0; c < 256; ++c) t[c] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
-  return t;
-}();
-
 }  // namespace
 
 verifier::verifier(std::string my_hotkey, std::int64_t future_skew_ns, std::int64_t timeout_cap_ns)
@@ -216,8 +208,8 @@ bool verifier::read_signature(const synapse& h, std::string& why,
   // of about 6,300 with it.
   const bool right_size = hex.size() == 2 * sig.size();
   for (std::size_t i = 0; i < hex.size(); i += 2) {  // an even count, checked above
-    const int high = hex_values[static_cast<unsigned char>(hex[i])];
-    const int low = hex_values[static_cast<unsigned char>(hex[i + 1])];
+    const int high = detail::hex_values<>[static_cast<unsigned char>(hex[i])];
+    const int low = detail::hex_values<>[static_cast<unsigned char>(hex[i + 1])];
     if ((high | low) < 0) {
       const std::size_t at = high < 0 ? i : i + 1;
       why = fmt::format("Invalid hex string: Invalid character '{}' at position {}", hex[at], at);

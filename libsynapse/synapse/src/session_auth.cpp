@@ -1,6 +1,7 @@
 // Sessions between our own ends (see session_auth.hpp).
 #include <bt/session_auth.hpp>
 
+#include <bt/detail/text.hpp>
 #include <bt/hex.hpp>
 #include <bt/response_signature.hpp>
 #include <bt/ss58.hpp>
@@ -46,16 +47,6 @@ std::optional<std::string_view> next_field(std::string_view& rest) {
   return field;
 }
 
-/// Each byte's value as a lower-case hex digit, or -1.
-constexpr std::array<std::int8_t, 256> lower_hex_values = [] {
-  std::array<std::int8_t, 256> t{};
-  for (int c = 0; c < 256; ++c)
-    t[static_cast<std::size_t>(c)] = c >= '0' && c <= '9'   ? static_cast<std::int8_t>(c - '0')
-                                     : c >= 'a' && c <= 'f' ? static_cast<std::int8_t>(c - 'a' + 10)
-                                                            : std::int8_t{-1};
-  return t;
-}();
-
 /// Exactly 2 * out.size() lower-case hex digits. Every caller decodes public wire text (session
 /// ids, public keys, MACs), so a table lookup does, without branches on the digits (random hex
 /// mispredicts a digit-class branch half the time): libsodium's constant-time decoder, made for
@@ -64,8 +55,8 @@ bool decode_lower_hex(std::string_view text, std::span<std::uint8_t> out) {
   if (text.size() != 2 * out.size()) return false;
   int bad = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const int high = lower_hex_values[static_cast<unsigned char>(text[2 * i])];
-    const int low = lower_hex_values[static_cast<unsigned char>(text[2 * i + 1])];
+    const int high = bt::detail::hex_values<true>[static_cast<unsigned char>(text[2 * i])];
+    const int low = bt::detail::hex_values<true>[static_cast<unsigned char>(text[2 * i + 1])];
     bad |= high | low;
     out[i] =
         static_cast<std::uint8_t>((static_cast<unsigned>(high) << 4) | static_cast<unsigned>(low));
