@@ -7,6 +7,7 @@
 #include <bt/json.hpp>
 #include <bt/synapse.hpp>  // bt::detail::json_type_name, placeholders
 
+#include <bit>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -83,12 +84,28 @@ inline void append_utf8(char32_t cp, std::string& out) {
 }
 
 /// The length of the longest prefix of [p, p + n) that a JSON string holds as it is: bytes 0x20
-/// to 0x7F except '"' and '\\', and except DEL (0x7F) too when `no_del`. 8 bytes per step (a
-/// large text field is one long such run), then byte by byte from the word that has another.
+/// to 0x7F except '"' and '\\', and except DEL (0x7F) too when `no_del`. 16 bytes per step with
+/// SSE2, the first other byte found by its bit in the step's mask (most strings of a body are
+/// short keys and values that end within the first step); else 8 bytes per step (a large text
+/// field is one long such run), then byte by byte from the word that has another.
 inline std::size_t json_plain_prefix(const char* p, std::size_t n, bool no_del) noexcept {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7F);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    // As signed bytes, those below 0x20 and those from 0x80 up are both below 0x20.
+    __m128i special =
+        _mm_or_si128(_mm_cmplt_epi8(v, space),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    if (no_del) special = _mm_or_si128(special, _mm_cmpeq_epi8(v, del));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+  }
+#endif
   constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
   const auto has_zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
-  std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     std::uint64_t w;
     std::memcpy(&w, p + i, 8);

@@ -93,6 +93,69 @@ error read_value(json& v, std::string& out, const where_t& where) {
   return {};
 }
 
+/// Reads a base or TerminalInfo member's value from the scanner into `out`. The common values
+/// (null; a string for text; a number for a float; an integer within int64 for an int) go
+/// straight into the member, with no bt::json in between; any other is parsed into the scratch
+/// `v` and converted by read_value, whose casts and errors apply. The same result either way.
+/// False only when the scanner failed; a conversion error is stored in `semantic`.
+template <class V>
+bool read_member(detail::json_scanner& sc, V& out, json& v, const where_t& where, std::size_t depth,
+                 error& semantic) {
+  sc.skip_ws();
+  const char c = sc.peek();
+  if (c == 'n') {
+    if (!sc.parse_null()) return false;
+    if constexpr (std::is_same_v<V, std::string>)
+      out.clear();  // computed_body_hash
+    else
+      out.reset();
+    return true;
+  }
+  constexpr bool text =
+      std::is_same_v<V, std::string> || std::is_same_v<V, std::optional<std::string>>;
+  if constexpr (text) {
+    if (c == '"') {
+      std::string_view raw;
+      bool escaped = false;
+      if (!sc.scan_string(raw, escaped)) return false;
+      std::string* slot;
+      if constexpr (std::is_same_v<V, std::string>)
+        slot = &out;
+      else
+        slot = out ? &*out : &out.emplace();
+      return sc.assign_string(raw, escaped, *slot);
+    }
+  }
+  constexpr bool number =
+      std::is_same_v<V, std::optional<double>> || std::is_same_v<V, std::optional<std::int64_t>>;
+  if constexpr (number) {
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      detail::json_number n;
+      if (!sc.parse_number(n)) return false;
+      if constexpr (std::is_same_v<V, std::optional<double>>) {
+        out = n.as_double();
+        return true;
+      } else {
+        if (n.k == detail::json_number::kind::negative_integer) {
+          out = n.i;
+          return true;
+        }
+        if (n.k == detail::json_number::kind::unsigned_integer &&
+            n.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          out = static_cast<std::int64_t>(n.u);
+          return true;
+        }
+        n.to_json(v);  // beyond int64, or a float: cast_int decides
+        if (error e = read_value(v, out, where)) semantic = std::move(e);
+        return true;
+      }
+    }
+  }
+  if (!sc.parse_value(v, depth)) return false;
+  if (error e = read_value(v, out, where)) semantic = std::move(e);
+  return true;
+}
+
 constexpr detail::name_index terminal_keys{detail::member_names(terminal_info_members)};
 
 /// The JSON values that are valid for a base or TerminalInfo member of type V whatever they
@@ -136,6 +199,15 @@ error read_terminal_field(int index, json& v, terminal_info& t, const where_t& w
                               [&](const auto& m) {
                                 return read_value(v, t.*m.ptr, {where.prefix, where.mid, m.name});
                               });
+}
+
+/// read_member for TerminalInfo field `index` of the block `where` ("body.dendrite").
+bool read_terminal_member(detail::json_scanner& sc, int index, terminal_info& t, json& v,
+                          const where_t& where, error& semantic) {
+  return detail::visit_member(
+      terminal_info_members, static_cast<std::size_t>(index), [&](const auto& m) {
+        return read_member(sc, t.*m.ptr, v, {where.prefix, where.mid, m.name}, 2, semantic);
+      });
 }
 
 /// Reads a body in one pass (no DOM of the whole document): base fields and TerminalInfo
@@ -235,24 +307,35 @@ class body_reader {
           [&](const auto& m) { return base_member(target_.*m.ptr, m.name); });
     }
     if (f == nullptr) return sc_.skip_value(1);  // unknown keys are ignored, as pydantic does
-    return scalar([&]() -> error {
-      if (value_.is_string()) {
-        if (std::string* slot = f->ops->text_slot(target_, *f)) {
-          *slot = std::move(value_.get_ref<std::string&>());
-          return {};
-        }
-      }
-      why_.clear();
-      if (!f->ops->from_json(target_, *f, value_, why_))
-        return detail::make_error(codec_errc::wrong_type, "body." + f->name, why_);
-      return {};
-    });
+    sc_.skip_ws();
+    if (sc_.peek() == '"') {
+      // A string goes straight into a text member's storage (taken only once the string is
+      // known valid: an optional's slot is engaged when taken).
+      std::string_view raw;
+      bool escaped = false;
+      if (!sc_.scan_string(raw, escaped)) return false;
+      if (std::string* slot = f->ops->text_slot(target_, *f))
+        return sc_.assign_string(raw, escaped, *slot);
+      value_ = json::string_t();
+      if (!sc_.assign_string(raw, escaped, value_.get_ref<std::string&>())) return false;
+      if (error e = field_from_value(*f)) semantic_ = std::move(e);
+      return true;
+    }
+    return scalar([&] { return field_from_value(*f); });
+  }
+
+  /// Assigns field `f` from value_ through its field_ops.
+  error field_from_value(const field_descriptor& f) {
+    why_.clear();
+    if (!f.ops->from_json(target_, f, value_, why_))
+      return detail::make_error(codec_errc::wrong_type, "body." + f.name, why_);
+    return {};
   }
 
   template <class V>
   bool base_member(V& out, std::string_view name) {
     if (answer_status_only_ && next_is_any_valid(any_valid_v<V>)) return sc_.skip_value(1);
-    return scalar([&] { return read_value(value_, out, {"body", name}); });
+    return read_member(sc_, out, value_, {"body", name}, 1, semantic_);
   }
 
   /// Whether the next value is one that is valid for a member of kind `k` whatever it says: a
@@ -332,14 +415,7 @@ class body_reader {
     const auto i = static_cast<std::size_t>(index);
     const bool kept = !answer_status_only_ || (status_block && answer_status_keys[i]);
     if (!kept && next_is_any_valid(terminal_any_valid[i])) return sc_.skip_value(2);
-    return terminal_scalar([&] { return read_terminal_field(index, value_, t, where); });
-  }
-
-  template <class Apply>
-  bool terminal_scalar(Apply apply) {
-    if (!sc_.parse_value(value_, 2)) return false;
-    if (error e = apply()) semantic_ = std::move(e);  // as in scalar()
-    return true;
+    return read_terminal_member(sc_, index, t, value_, where, semantic_);
   }
 
   const synapse_descriptor& d_;

@@ -52,7 +52,7 @@ bool json_scanner::fail(codec_errc code, std::string detail) {
   return false;
 }
 
-bool json_scanner::expect(char c) {
+bool json_scanner::expect_after_ws(char c) {
   skip_ws();
   if (consume(c)) return true;
   return syntax_error(at_end() ? std::string("unexpected end of input, expected '") + c + "'"
@@ -192,15 +192,11 @@ bool json_scanner::decode_string(std::string_view raw, std::string& out) {
   return true;
 }
 
-bool json_scanner::parse_key(std::string_view& key) {
-  bool escaped = false;
-  if (!scan_string(key, escaped)) return false;
-  if (escaped) {
-    if (!owned_keys_) owned_keys_.emplace();
-    std::string& decoded = owned_keys_->emplace_back();
-    if (!decode_string(key, decoded)) return false;
-    key = decoded;
-  }
+bool json_scanner::decode_key(std::string_view& key) {
+  if (!owned_keys_) owned_keys_.emplace();
+  std::string& decoded = owned_keys_->emplace_back();
+  if (!decode_string(key, decoded)) return false;
+  key = decoded;
   return true;
 }
 
@@ -214,7 +210,21 @@ bool json_scanner::next_is_short_integer() const noexcept {
   return q == end_ || (*q != '.' && *q != 'e' && *q != 'E');
 }
 
-bool json_scanner::parse_number(json* out) {
+void json_number::to_json(json& out) const {
+  switch (k) {
+    case kind::unsigned_integer:
+      out = u;
+      return;
+    case kind::negative_integer:
+      out = i;
+      return;
+    case kind::real:
+      out = d;
+      return;
+  }
+}
+
+bool json_scanner::parse_number(json_number& out) {
   const char* start = p_;
   const bool neg = consume('-');
   if (p_ >= end_ || !is_digit(*p_)) return syntax_error("invalid number");
@@ -240,15 +250,20 @@ bool json_scanner::parse_number(json* out) {
   }
   const std::string_view text(start, static_cast<std::size_t>(p_ - start));
   if (integer) {
+    const std::string_view digits = text.substr(neg ? 1 : 0);
     std::uint64_t v = 0;
     bool overflow = false;
-    for (char c : text.substr(neg ? 1 : 0)) {
-      const unsigned d = static_cast<unsigned>(c - '0');
-      if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
-        overflow = true;
-        break;
+    if (digits.size() <= 19) {  // below 10^19 < 2^64: no overflow to check
+      for (char c : digits) v = v * 10 + static_cast<unsigned>(c - '0');
+    } else {
+      for (char c : digits) {
+        const unsigned d = static_cast<unsigned>(c - '0');
+        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
+          overflow = true;
+          break;
+        }
+        v = v * 10 + d;
       }
-      v = v * 10 + d;
     }
     constexpr std::uint64_t neg_limit = std::uint64_t{1} << 63;
     if (overflow || (neg && v > neg_limit)) {
@@ -256,12 +271,13 @@ bool json_scanner::parse_number(json* out) {
       // values beyond 64 bits are refused rather than approximated (D22).
       return fail(codec_errc::invalid_json, "integer literal beyond 64 bits: " + preview(text));
     }
-    if (out != nullptr) {
-      if (neg)
-        *out = v == neg_limit ? std::numeric_limits<std::int64_t>::min()
-                              : -static_cast<std::int64_t>(v);
-      else
-        *out = v;
+    if (neg) {
+      out.k = json_number::kind::negative_integer;
+      out.i =
+          v == neg_limit ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(v);
+    } else {
+      out.k = json_number::kind::unsigned_integer;
+      out.u = v;
     }
     return true;
   }
@@ -269,7 +285,8 @@ bool json_scanner::parse_number(json* out) {
   if (!decimal_to_double(text, d) || !std::isfinite(d)) {
     return fail(codec_errc::invalid_json, "number out of range: " + preview(text));
   }
-  if (out != nullptr) *out = d;
+  out.k = json_number::kind::real;
+  out.d = d;
   return true;
 }
 
@@ -365,7 +382,12 @@ bool json_scanner::scan_value(json* out, std::size_t depth) {
       if constexpr (Build) *out = nullptr;
       return true;
     default:
-      if (*p_ == '-' || is_digit(*p_)) return parse_number(out);
+      if (*p_ == '-' || is_digit(*p_)) {
+        json_number n;
+        if (!parse_number(n)) return false;
+        if constexpr (Build) n.to_json(*out);
+        return true;
+      }
       return syntax_error("unexpected character");
   }
 }

@@ -16,6 +16,8 @@
 #include <bt/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -52,6 +54,25 @@ class json_key_set {
   std::vector<std::string_view> keys_;
 };
 
+/// A number literal's value as the scanner reads it: an integer keeps its sign's JSON type
+/// (number_unsigned for a positive one, number_integer for a negative one, "-0" included), a
+/// fraction or exponent makes it a double.
+struct json_number {
+  enum class kind : unsigned char { unsigned_integer, negative_integer, real };
+  kind k = kind::unsigned_integer;
+  std::uint64_t u = 0;  // unsigned_integer
+  std::int64_t i = 0;   // negative_integer
+  double d = 0;         // real
+  /// The value as bt::json holds it.
+  void to_json(json& out) const;
+  /// The value as a double (json's get<double>() of to_json's result).
+  double as_double() const noexcept {
+    return k == kind::real               ? d
+           : k == kind::negative_integer ? static_cast<double>(i)
+                                         : static_cast<double>(u);
+  }
+};
+
 class json_scanner {
  public:
   /// `what` names the input in errors ("body", "json").
@@ -80,7 +101,10 @@ class json_scanner {
     return false;
   }
   /// Expects `c` (after whitespace); sets a syntax error otherwise.
-  bool expect(char c);
+  bool expect(char c) {
+    if (consume(c)) return true;  // compact JSON: no whitespace before it
+    return expect_after_ws(c);
+  }
 
   /// Parses a value at nesting `depth` (the number of containers around it) into `out`.
   bool parse_value(json& out, std::size_t depth);
@@ -89,10 +113,33 @@ class json_scanner {
   /// Whether the next characters are an integer literal of at most 18 digits with no fraction or
   /// exponent (so within int64 whatever the digits); a look ahead that consumes nothing.
   bool next_is_short_integer() const noexcept;
+  /// Parses a number literal (a '-' or a digit is next) with parse_value's rules and errors.
+  bool parse_number(json_number& out);
+  /// Scans a string (the opening quote is next) with parse_value's rules and errors: `raw` is
+  /// its text between the quotes, still escaped when `escaped`.
+  bool scan_string(std::string_view& raw, bool& escaped);
+  /// Writes a string scan_string accepted into `out`, decoded.
+  bool assign_string(std::string_view raw, bool escaped, std::string& out) {
+    if (escaped) return decode_string(raw, out);
+    out.assign(raw);
+    return true;
+  }
+  /// Parses the literal null ('n' is next), with parse_value's error otherwise.
+  bool parse_null() {
+    if (end_ - p_ >= 4 && std::memcmp(p_, "null", 4) == 0) {
+      p_ += 4;
+      return true;
+    }
+    return literal("null");  // its error
+  }
   /// Parses an object key (the opening quote is next) into `key`; a decoded key (one with
   /// escapes) stays alive until the scan ends or, for keys of objects read by parse_value or
   /// skip_value, until its object closes.
-  bool parse_key(std::string_view& key);
+  bool parse_key(std::string_view& key) {
+    bool escaped = false;
+    if (!scan_string(key, escaped)) return false;
+    return !escaped || decode_key(key);
+  }
   /// Checks that one more container fits at `depth` (for streaming readers that open one).
   bool enter(std::size_t depth);
 
@@ -110,10 +157,12 @@ class json_scanner {
   /// parse_value (Build: into *out) and skip_value (out is null), one grammar.
   template <bool Build>
   bool scan_value(json* out, std::size_t depth);
-  bool scan_string(std::string_view& raw, bool& escaped);
   bool decode_string(std::string_view raw, std::string& out);
-  bool parse_number(json* out);
   bool literal(std::string_view word);
+  /// expect() past whitespace.
+  bool expect_after_ws(char c);
+  /// Replaces the escaped `key` with its decoded copy, kept in owned_keys_.
+  bool decode_key(std::string_view& key);
   /// Empties the key set of the object opening at `depth`. One set per depth is reused for every
   /// object at that depth, so the scan allocates per depth, not per object (unique_key indexes
   /// key_sets_ each time: reading a nested value may grow the vector). Returns the mark of the
