@@ -210,6 +210,34 @@ bool read_terminal_member(detail::json_scanner& sc, int index, terminal_info& t,
       });
 }
 
+/// The declared fields a body has named, by index: one word of bits for up to 64 fields (no
+/// allocation per read), a vector past that.
+class field_set {
+ public:
+  explicit field_set(std::size_t count) {
+    if (count > 64) many_.assign(count, false);
+  }
+  /// False when `index` was there already.
+  bool insert(std::size_t index) {
+    if (many_.empty()) {
+      const std::uint64_t bit = std::uint64_t{1} << index;
+      const bool fresh = (few_ & bit) == 0;
+      few_ |= bit;
+      return fresh;
+    }
+    const bool fresh = !many_[index];
+    many_[index] = true;
+    return fresh;
+  }
+  bool contains(std::size_t index) const {
+    return many_.empty() ? ((few_ >> index) & 1u) != 0 : static_cast<bool>(many_[index]);
+  }
+
+ private:
+  std::uint64_t few_ = 0;
+  std::vector<bool> many_;
+};
+
 /// Reads a body in one pass (no DOM of the whole document): base fields and TerminalInfo
 /// blocks are converted as they are scanned, each declared field's value is built as bt::json
 /// and handed to its field_ops, other keys are only validated. The first type error is kept
@@ -221,7 +249,7 @@ class body_reader {
       : d_(d),
         target_(target),
         sc_(sc),
-        seen_(d.fields().size(), false),
+        seen_(d.fields().size()),
         answer_status_only_(answer_status_only) {}
 
   error run() {
@@ -252,8 +280,7 @@ class body_reader {
           dup = (base_seen & (1u << base)) != 0;
           base_seen |= 1u << base;
         } else if (f != nullptr) {
-          dup = seen_[f->index];
-          seen_[f->index] = true;
+          dup = !seen_.insert(f->index);
         } else {
           dup = !other_keys.insert(key);
         }
@@ -277,7 +304,7 @@ class body_reader {
     if (!sc_.at_end()) return syntax("trailing characters after the JSON value");
     if (semantic_) return std::move(semantic_);
     for (const auto& f : d_.fields())
-      if (f.required() && !seen_[f.index])
+      if (f.required() && !seen_.contains(f.index))
         return detail::make_error(codec_errc::missing_field, "body." + f.name,
                                   "required field absent");
     return {};
@@ -421,7 +448,7 @@ class body_reader {
   const synapse_descriptor& d_;
   synapse& target_;
   detail::json_scanner& sc_;
-  std::vector<bool> seen_;
+  field_set seen_;
   json value_;
   std::string why_;
   error semantic_;

@@ -75,7 +75,7 @@ bool json_scanner::literal(std::string_view word) {
   return syntax_error("invalid literal");
 }
 
-bool json_scanner::scan_string(std::string_view& raw, bool& escaped) {
+bool json_scanner::scan_string_slow(std::string_view& raw, bool& escaped) {
   ++p_;  // opening quote
   const char* start = p_;
   escaped = false;
@@ -228,12 +228,18 @@ bool json_scanner::parse_number(json_number& out) {
   const char* start = p_;
   const bool neg = consume('-');
   if (p_ >= end_ || !is_digit(*p_)) return syntax_error("invalid number");
+  const char* const digits_begin = p_;
+  std::uint64_t v = 0;  // the integer part, exact when it has at most 19 digits
   if (*p_ == '0') {
     ++p_;
     if (p_ < end_ && is_digit(*p_)) return syntax_error("invalid number (leading zero)");
   } else {
-    while (p_ < end_ && is_digit(*p_)) ++p_;
+    // A local cursor: the loop then keeps it in a register instead of storing p_ each digit.
+    const char* q = p_;
+    for (; q < end_ && is_digit(*q); ++q) v = v * 10 + static_cast<unsigned>(*q - '0');
+    p_ = q;
   }
+  const auto digit_count = static_cast<std::size_t>(p_ - digits_begin);
   bool integer = true;
   if (p_ < end_ && *p_ == '.') {
     ++p_;
@@ -250,13 +256,10 @@ bool json_scanner::parse_number(json_number& out) {
   }
   const std::string_view text(start, static_cast<std::size_t>(p_ - start));
   if (integer) {
-    const std::string_view digits = text.substr(neg ? 1 : 0);
-    std::uint64_t v = 0;
     bool overflow = false;
-    if (digits.size() <= 19) {  // below 10^19 < 2^64: no overflow to check
-      for (char c : digits) v = v * 10 + static_cast<unsigned>(c - '0');
-    } else {
-      for (char c : digits) {
+    if (digit_count > 19) {  // at most 19 digits are below 10^19 < 2^64: v is exact
+      v = 0;
+      for (char c : text.substr(neg ? 1 : 0)) {
         const unsigned d = static_cast<unsigned>(c - '0');
         if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
           overflow = true;

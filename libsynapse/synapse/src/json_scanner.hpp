@@ -15,6 +15,8 @@
 #include <bt/codec_error.hpp>
 #include <bt/json.hpp>
 
+#include "codec_detail.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -88,7 +90,10 @@ class json_scanner {
 
   // ---- building blocks for streaming readers ------------------------------------------------
   void skip_ws() noexcept {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    // One test for the common case, a character above ' ' (compact JSON has no whitespace).
+    while (p_ < end_ && static_cast<unsigned char>(*p_) <= ' ' &&
+           (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
+      ++p_;
   }
   bool at_end() const noexcept { return p_ == end_; }
   /// Next non-consumed character, or '\0' at the end.
@@ -117,7 +122,19 @@ class json_scanner {
   bool parse_number(json_number& out);
   /// Scans a string (the opening quote is next) with parse_value's rules and errors: `raw` is
   /// its text between the quotes, still escaped when `escaped`.
-  bool scan_string(std::string_view& raw, bool& escaped);
+  bool scan_string(std::string_view& raw, bool& escaped) {
+    // Inline for the common string, printable ASCII up to its closing quote; any other goes
+    // through scan_string_slow from its opening quote again.
+    const char* start = p_ + 1;
+    const char* q = start + json_plain_prefix(start, static_cast<std::size_t>(end_ - start), false);
+    if (q < end_ && *q == '"') {
+      raw = std::string_view(start, static_cast<std::size_t>(q - start));
+      escaped = false;
+      p_ = q + 1;
+      return true;
+    }
+    return scan_string_slow(raw, escaped);
+  }
   /// Writes a string scan_string accepted into `out`, decoded.
   bool assign_string(std::string_view raw, bool escaped, std::string& out) {
     if (escaped) return decode_string(raw, out);
@@ -159,6 +176,8 @@ class json_scanner {
   bool scan_value(json* out, std::size_t depth);
   bool decode_string(std::string_view raw, std::string& out);
   bool literal(std::string_view word);
+  /// scan_string for any string (escapes, UTF-8, errors).
+  bool scan_string_slow(std::string_view& raw, bool& escaped);
   /// expect() past whitespace.
   bool expect_after_ws(char c);
   /// Replaces the escaped `key` with its decoded copy, kept in owned_keys_.
