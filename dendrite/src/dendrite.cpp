@@ -1,7 +1,7 @@
-// bt::dendrite: the public API (dendrite.hpp), the dendrite's own I/O threads, and the entry
-// points that start calls. A call is an exchange (exchange.cpp: I/O, limits, deadline, retry,
-// response signature, error mapping) in one dialect (call_dialect.hpp): synapse_dialect.cpp for
-// call and call_stream, epistula_dialect.cpp for epistula_call, btauth_dialect.cpp for
+// bt::dendrite: the public API (dendrite.hpp), the dendrite's own I/O threads and its shutdown, and
+// the entry points that start calls. A call is an exchange (exchange.cpp: I/O, limits, deadline,
+// retry, response signature, error mapping) in one dialect (call_dialect.hpp): synapse_dialect.cpp
+// for call and call_stream, epistula_dialect.cpp for epistula_call, btauth_dialect.cpp for
 // btauth_call. The fan-out of forward and forward_mixed is fanout.cpp, the keep-alive pool
 // connection_pool.cpp, the codec dendrite_codec.cpp.
 #include <bt/dendrite.hpp>
@@ -59,6 +59,29 @@ struct dendrite_runner {
   }
   ~dendrite_runner() { join(); }
 };
+
+/// Ends every running call (cancelled), closes the pooled connections and stops the signing
+/// pool: the dendrite's destructor, and Python's close(), before the threads are joined.
+void dendrite_state::shutdown() {
+  std::vector<std::shared_ptr<call_exchange>> ops;
+  {
+    std::lock_guard lk(mu);
+    stopped = true;
+    // A linked call is alive (it unlinks before it is destroyed), but may be ending: its
+    // weak_from_this() is then expired.
+    for (active_call_link* l = active.next; l != &active; l = l->next)
+      if (auto sp = l->op->weak_from_this().lock()) ops.push_back(std::move(sp));
+  }
+  for (auto& op : ops) op->cancel("dendrite stopped");
+  pool.close();
+  // Calls waiting for a signature resume (and end, cancelled) once the pool has drained.
+  signing_pool* s = nullptr;
+  {
+    std::lock_guard lk(mu);
+    s = signer.get();
+  }
+  if (s) s->stop();
+}
 
 }  // namespace detail
 

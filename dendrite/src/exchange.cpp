@@ -131,27 +131,6 @@ steady::time_point dendrite_deadline_after(double timeout) {
          std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(t));
 }
 
-void dendrite_state::shutdown() {
-  std::vector<std::shared_ptr<call_exchange>> ops;
-  {
-    std::lock_guard lk(mu);
-    stopped = true;
-    // A linked call is alive (it unlinks before it is destroyed), but may be ending: its
-    // weak_from_this() is then expired.
-    for (active_call_link* l = active.next; l != &active; l = l->next)
-      if (auto sp = l->op->weak_from_this().lock()) ops.push_back(std::move(sp));
-  }
-  for (auto& op : ops) op->cancel("dendrite stopped");
-  pool.close();
-  // Calls waiting for a signature resume (and end, cancelled) once the pool has drained.
-  signing_pool* s = nullptr;
-  {
-    std::lock_guard lk(mu);
-    s = signer.get();
-  }
-  if (s) s->stop();
-}
-
 call_exchange::call_exchange(std::shared_ptr<dendrite_state> st, const axon_info& target,
                              double timeout, steady::time_point deadline, call_dialect& dialect)
     : st_(std::move(st)),
