@@ -105,11 +105,7 @@ TEST_CASE("fan-out to 1,000 local endpoints: every result in order", "[dendrite]
 TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
           "[dendrite][fanout]") {
   fault_server good(port_echo());
-  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(30s);
-  });
+  fault_server silent(silent_after_request());
   fault_server garbage([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
     boost::beast::flat_buffer buf;
     co_await read_request(s, buf, log);
@@ -151,11 +147,7 @@ TEST_CASE("fan-out with mixed faults: each result has its own status, in order",
 
 TEST_CASE("a fan-out's one deadline ends its running calls, and its queued ones unsent",
           "[dendrite][fanout]") {
-  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(30s);
-  });
+  fault_server silent(silent_after_request());
   const std::vector<bt::axon_info> axons(4, silent.axon(bob().ss58_address()));
   bt::dendrite d(alice(), {.max_concurrency = 2});
   dummy q;
@@ -250,11 +242,7 @@ TEST_CASE("cancelling on the handler's strand never races the completion (two th
 }
 
 TEST_CASE("cancelling a fan-out cancels its running calls", "[dendrite][fanout][cancel]") {
-  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(30s);
-  });
+  fault_server silent(silent_after_request());
   bt::dendrite d(alice(), {.max_concurrency = 2});
   std::vector<bt::axon_info> axons(5, silent.axon(bob().ss58_address()));
   net::cancellation_signal sig;

@@ -116,11 +116,7 @@ TEST_CASE("a target hotkey that is not an SS58 address fails at once, before any
 
 TEST_CASE("a server that accepts and never answers gives 408 at the deadline",
           "[dendrite][faults]") {
-  fault_server srv([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(60s);
-  });
+  fault_server srv(silent_after_request(60s));
   bt::dendrite d(alice());
   const auto t0 = std::chrono::steady_clock::now();
   auto r = d.call(srv.axon(bob().ss58_address()), dummy_query(), 0.5);
@@ -510,11 +506,7 @@ TEST_CASE("keep-alive connections are reused, and a stale one is retried once",
 
 TEST_CASE("no descriptor leaks across faults and pooling", "[dendrite][pool]") {
   fault_server ok(echo_doubler());
-  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(30s);
-  });
+  fault_server silent(silent_after_request());
   const auto before = open_fds();
   {
     bt::dendrite d(alice());
@@ -538,11 +530,7 @@ TEST_CASE("no descriptor leaks across faults and pooling", "[dendrite][pool]") {
 }
 
 TEST_CASE("cancellation and destruction complete the call with 503", "[dendrite][cancel]") {
-  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(30s);
-  });
+  fault_server silent(silent_after_request());
   SECTION("through the handler's cancellation slot") {
     bt::dendrite d(alice());
     net::cancellation_signal sig;
@@ -578,11 +566,7 @@ TEST_CASE("the calls in flight are counted, and destroying the dendrite ends eac
           "[dendrite][cancel]") {
   // One answered call among three silent ones: the dendrite's list of running calls loses a
   // call from its middle, then shutdown must still find the others.
-  fault_server silent([](tcp::socket& s, server_log& log) -> net::awaitable<void> {
-    boost::beast::flat_buffer buf;
-    co_await read_request(s, buf, log);
-    co_await sleep_for(30s);
-  });
+  fault_server silent(silent_after_request());
   fault_server answering(echo_doubler());
   constexpr int silent_calls = 3;
   std::vector<std::promise<dummy>> ps(silent_calls + 1);

@@ -95,6 +95,16 @@ inline net::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
   (void)ec;
 }
 
+/// A server that reads one request on each connection and then stays silent for `d`, the
+/// connection open: the call must end by its deadline or a cancellation.
+inline behaviour silent_after_request(std::chrono::steady_clock::duration d = 30s) {
+  return [d](tcp::socket& s, server_log& log) -> net::awaitable<void> {
+    boost::beast::flat_buffer buf;
+    co_await read_request(s, buf, log);
+    co_await sleep_for(d);
+  };
+}
+
 /// A full HTTP/1.1 response with a JSON body (or any content type).
 inline std::string http_response(int status, std::string_view body,
                                  std::string_view extra_headers = {},
