@@ -1,7 +1,7 @@
 // The fixed-base table of ristretto255's base point behind sr25519's verification of cached keys
 // (libsynapse/keys/src/ristretto_base_table.hpp) against libdecaf's own base-point
 // multiplication: random scalars from a fixed seed, short ones, and the edge scalars whose signed
-// digits carry the most (0, 1, 31, 32, 63, 64, every digit 32, l − 1).
+// digits carry the most (0, 1, 127, 128, 255, 256, every digit 128, every digit 127, l − 1).
 #include "ristretto_base_table.hpp"
 
 #include <catch2/catch.hpp>
@@ -36,12 +36,17 @@ table_bytes small_scalar(std::uint64_t v) {
 TEST_CASE("ristretto base table: s·B equals libdecaf's for random and edge scalars",
           "[sr25519][base_table]") {
   std::vector<table_bytes> scalars;
-  for (const std::uint64_t v : {0ULL, 1ULL, 31ULL, 32ULL, 33ULL, 63ULL, 64ULL, 2047ULL, 2048ULL})
+  for (const std::uint64_t v : {0ULL, 1ULL, 31ULL, 32ULL, 33ULL, 63ULL, 64ULL, 127ULL, 128ULL,
+                                129ULL, 255ULL, 256ULL, 32767ULL, 32768ULL})
     scalars.push_back(small_scalar(v));
-  table_bytes all_32{};  // every base-64 digit 32: each one carries into the next
-  for (int bit = 5; bit < 252; bit += 6)
-    all_32[static_cast<std::size_t>(bit / 8)] |= 1 << (bit % 8);
-  scalars.push_back(all_32);
+  table_bytes all_128{};  // every base-256 digit 128: each one carries into the next
+  table_bytes all_127{};  // every base-256 digit 127: the largest that does not
+  for (std::size_t i = 0; i < 31; ++i) {
+    all_128[i] = 0x80;
+    all_127[i] = 0x7f;
+  }
+  scalars.push_back(all_128);
+  scalars.push_back(all_127);
   table_bytes minus_one{};  // l − 1
   decaf_255_scalar_t m;
   decaf_255_scalar_sub(m, decaf_255_scalar_zero, decaf_255_scalar_one);

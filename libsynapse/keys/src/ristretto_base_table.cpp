@@ -20,7 +20,7 @@ typename signed_radix<Bits>::digits recode_signed(const decaf_255_scalar_t scala
     int d = static_cast<int>(v & ((1u << Bits) - 1)) + carry;
     carry = d >= radix::max_digit && j + 1 < radix::windows ? 1 : 0;
     if (carry) d -= 1 << Bits;
-    out[static_cast<std::size_t>(j)] = static_cast<std::int8_t>(d);
+    out[static_cast<std::size_t>(j)] = static_cast<typename radix::digit>(d);
   }
   return out;
 }
@@ -40,20 +40,48 @@ multiples_table<Bits>::multiples_table(const decaf_255_point_t p) noexcept {
 template <int Bits>
 void multiples_table<Bits>::multiply_public(decaf_255_point_t out,
                                             const decaf_255_scalar_t scalar) const noexcept {
-  const typename radix::digits digits = recode_signed<Bits>(scalar);
   decaf_255_point_copy(out, decaf_255_point_identity);
-  for (std::size_t j = 0; j < digits.size(); ++j) {
+  add_product_public(out, scalar);
+}
+
+template <int Bits>
+void multiples_table<Bits>::add_product_public(decaf_255_point_t sum,
+                                               const decaf_255_scalar_t scalar) const noexcept {
+  const typename radix::digits digits = recode_signed<Bits>(scalar);
+  const auto entry = [&](std::size_t j) {
     const int d = digits[j];
-    if (d > 0) decaf_255_point_add(out, out, &rows_[j][static_cast<std::size_t>(d - 1)]);
-    if (d < 0) decaf_255_point_sub(out, out, &rows_[j][static_cast<std::size_t>(-d - 1)]);
+    return &rows_[j][static_cast<std::size_t>((d < 0 ? -d : d) - 1)];
+  };
+  // The rows are larger than the caches: ask for the next window's point (every cache line of
+  // it) while adding this one.
+  const auto prefetch = [&](std::size_t j) {
+    if (digits[j] == 0) return;
+    const auto* bytes = reinterpret_cast<const char*>(entry(j));
+    for (std::size_t at = 0; at < sizeof(decaf_255_point_s); at += 64)
+      __builtin_prefetch(bytes + at);
+  };
+  prefetch(0);
+  for (std::size_t j = 0; j < digits.size(); ++j) {
+    if (j + 1 < digits.size()) prefetch(j + 1);
+    const int d = digits[j];
+    if (d > 0) decaf_255_point_add(sum, sum, entry(j));
+    if (d < 0) decaf_255_point_sub(sum, sum, entry(j));
   }
 }
 
-template class multiples_table<6>;
+template class multiples_table<table_bits>;
+
+namespace {
+
+const multiples_table<table_bits>& table_of_base() noexcept {
+  static const multiples_table<table_bits> base(decaf_255_point_base);  // built on first use only
+  return base;
+}
+
+}  // namespace
 
 void base_multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) noexcept {
-  static const multiples_table<6> base(decaf_255_point_base);  // built on first use only
-  base.multiply_public(out, scalar);
+  table_of_base().multiply_public(out, scalar);
 }
 
 }  // namespace bt::sr25519::internal

@@ -1,10 +1,12 @@
 // Scalar multiplication without doublings for points multiplied again and again: a table of
 // d·2^(b·j)·P (d = 1..2^(b−1), one row per radix-2^b window j) and the scalar recoded into signed
-// radix-2^b digits, so one product is one point addition per window. Used with b = 6 (43 rows of
-// 32 points, 344 KiB; at most 43 additions, about 5 µs a product against about 11 µs for
+// radix-2^b digits, so one product is one point addition per window. Used with b = 8 (32 rows of
+// 128 points, 1 MiB; at most 32 additions, about 4 µs a product against about 11 µs for
 // libdecaf's constant-time comb) for ristretto255's base point B (built once per process on first
-// use) and for the few public keys an sr25519::key_cache verifies most. Variable time: for public
-// scalars only (sr25519 verification). Not a public API.
+// use) and for the few public keys an sr25519::key_cache verifies most. Radix 256 against the
+// radix 64 before (43 additions, 344 KiB): 2.6 µs less per cached verify (docs/performance.md
+// "Batch verification in the axon"). Variable time: for public scalars only (sr25519
+// verification). Not a public API.
 #pragma once
 
 #include <decaf/point_255.h>
@@ -12,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace bt::sr25519::internal {
 
@@ -22,7 +25,8 @@ template <int Bits>
 struct signed_radix {
   static constexpr int windows = (253 + Bits - 1) / Bits;
   static constexpr int max_digit = 1 << (Bits - 1);
-  using digits = std::array<std::int8_t, windows>;
+  using digit = std::conditional_t<(max_digit <= 127), std::int8_t, std::int16_t>;
+  using digits = std::array<digit, windows>;
 };
 
 /// Recodes `scalar` (reduced, so below 2^253) into signed radix-2^Bits digits.
@@ -37,6 +41,8 @@ class multiples_table {
 
   /// out = scalar·P, in variable time.
   void multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) const noexcept;
+  /// sum += scalar·P, in variable time: two products summed cost no addition for the sum.
+  void add_product_public(decaf_255_point_t sum, const decaf_255_scalar_t scalar) const noexcept;
 
  private:
   using radix = signed_radix<Bits>;
@@ -44,10 +50,11 @@ class multiples_table {
   std::array<std::array<decaf_255_point_s, radix::max_digit>, radix::windows> rows_;
 };
 
-/// A hot key's table (sr25519::key_cache): radix 64, as B's.
-using key_multiples_table = multiples_table<6>;
+/// The radix of B's table and of a hot key's (sr25519::key_cache).
+inline constexpr int table_bits = 8;
+using key_multiples_table = multiples_table<table_bits>;
 
-/// out = scalar·B, in variable time (the process's radix-64 table of B).
+/// out = scalar·B, in variable time (the process's table of B).
 void base_multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) noexcept;
 
 }  // namespace bt::sr25519::internal

@@ -56,10 +56,8 @@ std::error_code verify_hot(std::span<const std::uint8_t, 32> pub,
   if (const std::error_code ec = internal::signature_scalars(pub, message, sig, context, ds, dk))
     return ec;
   decaf_255_point_t r_prime;
-  decaf_255_point_t minus_ka;
   internal::base_multiply_public(r_prime, ds);
-  a_table.multiply_public(minus_ka, dk);
-  decaf_255_point_add(r_prime, r_prime, minus_ka);
+  a_table.add_product_public(r_prime, dk);
   return internal::compare_with_r(r_prime, sig);
 }
 
