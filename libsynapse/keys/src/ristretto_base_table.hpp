@@ -50,9 +50,8 @@ class multiples_table {
   std::array<std::array<decaf_255_point_s, radix::max_digit>, radix::windows> rows_;
 };
 
-/// The radix of B's table and of a hot key's (sr25519::key_cache).
+/// The radix of B's table.
 inline constexpr int table_bits = 8;
-using key_multiples_table = multiples_table<table_bits>;
 
 /// out = scalar·B, in variable time (the process's table of B).
 void base_multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) noexcept;

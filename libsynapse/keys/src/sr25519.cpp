@@ -242,6 +242,11 @@ std::error_code compare_with_r(const decaf_255_point_t r_prime,
   // invalid R as invalid_signature exactly as the constant-time verifier does.
   std::array<std::uint8_t, 32> encoded;
   decaf_255_point_encode(encoded.data(), r_prime);
+  return compare_encoding_with_r(encoded, sig);
+}
+
+std::error_code compare_encoding_with_r(const std::array<std::uint8_t, 32>& encoded,
+                                        std::span<const std::uint8_t> sig) noexcept {
   const std::span<const std::uint8_t, 32> big_r = sig.first<32>();
   if (std::equal(encoded.begin(), encoded.end(), big_r.begin())) return {};
   decaf_255_point_t r;

@@ -1,7 +1,7 @@
 #include <bt/sr25519_key_cache.hpp>
 
 #include <bt/key_error.hpp>
-#include "ristretto_base_table.hpp"
+#include "ristretto_niels.hpp"
 #include "sr25519_parse.hpp"
 #include "sr25519_point_verify.hpp"
 
@@ -39,26 +39,27 @@ struct key_cache::prepared_key {
   decaf_255_point_t point;
   std::shared_ptr<const decaf_255_precomputed_s> table;  // null until verified again while cached
   // A hot key's entry only: its multiples, and the entry it had before (restored on demotion).
-  std::unique_ptr<const internal::key_multiples_table> hot;
+  std::unique_ptr<const internal::niels_table> hot;
   std::shared_ptr<const prepared_key> cold;
 };
 
 namespace {
 
 // verify()'s verdict for a hot key: R' = s·B − k·A from the base point's table and the key's,
-// both without doublings; then schnorrkel's byte comparison, as internal::verify_decoded does.
+// both without doublings, in one sum (ristretto_niels.hpp); then schnorrkel's byte comparison,
+// as internal::verify_decoded does.
 std::error_code verify_hot(std::span<const std::uint8_t, 32> pub,
-                           const internal::key_multiples_table& a_table,
+                           const internal::niels_table& a_table,
                            std::span<const std::uint8_t> message, std::span<const std::uint8_t> sig,
                            std::string_view context) noexcept {
   decaf_255_scalar_t ds;
   decaf_255_scalar_t dk;  // −k
   if (const std::error_code ec = internal::signature_scalars(pub, message, sig, context, ds, dk))
     return ec;
-  decaf_255_point_t r_prime;
-  internal::base_multiply_public(r_prime, ds);
+  internal::edwards_point r_prime = internal::edwards_identity();
+  internal::base_add_product_fast(r_prime, ds);
   a_table.add_product_public(r_prime, dk);
-  return internal::compare_with_r(r_prime, sig);
+  return internal::compare_encoding_with_r(internal::ristretto_encode(r_prime), sig);
 }
 
 }  // namespace
@@ -181,11 +182,15 @@ std::error_code key_cache::verify(std::span<const std::uint8_t, 32> pub,
         std::shared_ptr<prepared_key> hot;
         if (!ec) {
           try {
-            hot = std::make_shared<prepared_key>();
-            decaf_255_point_copy(hot->point, known->point);
-            hot->table = known->table;
-            hot->hot = std::make_unique<const internal::key_multiples_table>(known->point);
-            hot->cold = known;
+            // The key's own decoding into this file's coordinates: it is the canonical encoding
+            // of a point libdecaf decoded, so it decodes (else the key is not promoted).
+            if (const auto a = internal::ristretto_decode(pub)) {
+              hot = std::make_shared<prepared_key>();
+              decaf_255_point_copy(hot->point, known->point);
+              hot->table = known->table;
+              hot->hot = std::make_unique<const internal::niels_table>(*a);
+              hot->cold = known;
+            }
           } catch (const std::bad_alloc&) {
             hot.reset();  // stays as it is; a later lookup may try again
           }

@@ -7,6 +7,7 @@
 
 #include <decaf/point_255.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -26,6 +27,9 @@ std::error_code signature_scalars(std::span<const std::uint8_t, 32> pub,
 /// otherwise.
 std::error_code compare_with_r(const decaf_255_point_t r_prime,
                                std::span<const std::uint8_t> sig) noexcept;
+/// compare_with_r once R' is encoded (`encoded`: a canonical encoding).
+std::error_code compare_encoding_with_r(const std::array<std::uint8_t, 32>& encoded,
+                                        std::span<const std::uint8_t> sig) noexcept;
 
 /// verify()'s verdict for a key that decodes to `a` (the caller decoded `pub` with
 /// decaf_255_point_decode and it succeeded): key_errc::invalid_signature for a malformed
