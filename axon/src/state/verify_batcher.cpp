@@ -15,7 +15,7 @@ namespace {
 
 // One cache for every loop of the process: the validators calling an axon are the same on all of
 // its I/O threads, and one bound holds for the whole process (sr25519_key_cache.hpp: about
-// 9.5 KiB per key, so about 2.4 MiB at most, and the 1 MiB table of the base point).
+// 9.5 KiB per key, so about 2.4 MiB at most, and 1.5 MiB of tables of the base point).
 sr25519::key_cache& process_keys() {
   static sr25519::key_cache cache(verify_batcher::key_cache_capacity);
   return cache;

@@ -1,12 +1,12 @@
 // Scalar multiplication without doublings for points multiplied again and again: a table of
 // d·2^(b·j)·P (d = 1..2^(b−1), one row per radix-2^b window j) and the scalar recoded into signed
 // radix-2^b digits, so one product is one point addition per window. Used with b = 8 (32 rows of
-// 128 points, 1 MiB; at most 32 additions, about 4 µs a product against about 11 µs for
-// libdecaf's constant-time comb) for ristretto255's base point B (built once per process on first
-// use) and for the few public keys an sr25519::key_cache verifies most. Radix 256 against the
-// radix 64 before (43 additions, 344 KiB): 2.6 µs less per cached verify (docs/performance.md
-// "Batch verification in the axon"). Variable time: for public scalars only (sr25519
-// verification). Not a public API.
+// 128 libdecaf points, 1 MiB; at most 32 additions, about 4 µs a product against about 11 µs for
+// libdecaf's constant-time comb) for ristretto255's base point B, built once per process on first
+// use: s·B of sr25519::key_cache's verification of a key with a comb table, whose −k·A is a
+// libdecaf point. (A hot key's verification sums both products in its own arithmetic:
+// ristretto_niels.hpp, which reuses the digits below.) Variable time: for public scalars only
+// (sr25519 verification). Not a public API.
 #pragma once
 
 #include <decaf/point_255.h>

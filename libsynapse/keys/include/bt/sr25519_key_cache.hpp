@@ -16,12 +16,13 @@
 // 9 KiB), 0.4 KiB without.
 //
 // Hot keys: the `hot_keys` cached keys verified most (a count of lookups, halved every
-// `hit_decay_period` lookups so that a key no longer used cools down) also get a 1 MiB table of
-// their multiples (radix 256), which replaces the comb's constant-time product by 32 additions.
+// `hit_decay_period` lookups so that a key no longer used cools down) also get a 480 KiB table of
+// their multiples (radix 256, affine points), which replaces the comb's constant-time product by
+// 32 mixed additions.
 // A key with a table becomes hot while fewer than `hot_keys` are; beyond that it displaces the
 // coldest hot key only once it has been looked up more than twice as often (so keys of equal use
 // do not trade places, each trade costing a table). A demoted key keeps its comb table. Memory
-// of hot tables: at most hot_keys × 1 MiB = 8 MiB, plus those a verification in progress
+// of hot tables: at most hot_keys × 480 KiB = 3.75 MiB, plus those a verification in progress
 // still holds.
 //
 // Thread safety: every member function may be called from many threads at once (one mutex,
@@ -50,7 +51,7 @@ class key_cache {
  public:
   /// Validators are few: a miner's axon sees a few dozen hotkeys, a subnet has at most 256.
   static constexpr std::size_t default_capacity = 256;
-  /// Keys with the 1 MiB table at most (8 MiB): the few validators that sign most requests.
+  /// Keys with the 480 KiB table at most (3.75 MiB): the few validators that sign most requests.
   static constexpr std::size_t hot_keys = 8;
   /// Lookups between two halvings of every key's count.
   static constexpr std::uint64_t hit_decay_period = 4096;
