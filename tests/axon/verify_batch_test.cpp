@@ -143,9 +143,10 @@ struct gated_clients {
   }
 };
 
-/// Items of one key in a batch that pays (batch_pays), for the tests that need a batch.
-constexpr int one_key_batch = 8;
-static_assert(bt::detail::verify_batcher::batch_pays(one_key_batch, 1));
+/// Items of one key in a batch that pays (batch_pays) even when the key is hot (every test key
+/// may be: the key cache is the process's), for the tests that need a batch.
+constexpr int one_key_batch = 40;
+static_assert(bt::detail::verify_batcher::batch_pays(one_key_batch, 1, one_key_batch));
 
 /// The batcher's counters, as the axon's metrics render them.
 struct batch_counts {
@@ -173,8 +174,8 @@ TEST_CASE("verify_batcher: signatures submitted together get each their own verd
   const bool with_forgery = GENERATE(false, true);
   CAPTURE(with_forgery);
   const bt::keypair keys[] = {bt::test::alice(), bt::test::bob()};
-  constexpr int n = 16;  // two keys: a batch that pays
-  static_assert(bt::detail::verify_batcher::batch_pays(n, 2));
+  constexpr int n = 48;  // two keys: a batch that pays, hot or not
+  static_assert(bt::detail::verify_batcher::batch_pays(n, 2, n));
   for (int i = 0; i < n; ++i)
     batcher.submit(check_of(keys[i % 2], "message " + std::to_string(i), with_forgery && i == 3),
                    64, &counts.stats, v.completion());
@@ -202,52 +203,70 @@ TEST_CASE("verify_batcher: a lone signature is verified alone, and max_batch bou
     CHECK(v.valid == std::vector<int>{1});
     CHECK(counts.batches() == 0);
   }
-  SECTION("twenty of one key, at most eight per batch: 8 + 8 in batches, the last 4 alone") {
-    for (int i = 0; i < 20; ++i)
-      batcher.submit(check_of(bt::test::alice(), "m" + std::to_string(i)), 8, &counts.stats,
-                     v.completion());
+  SECTION("eighteen of one key, at most eight per batch: 8 + 8 in batches, the last 2 alone") {
+    // A key of this section only, so not hot: a batch of 8 pays, 2 do not.
+    const bt::keypair signer = bt::keypair::from_uri("//verify_batcher eighteen");
+    static_assert(bt::detail::verify_batcher::batch_pays(8, 1, 0));
+    static_assert(!bt::detail::verify_batcher::batch_pays(2, 1, 0));
+    for (int i = 0; i < 18; ++i)
+      batcher.submit(check_of(signer, "m" + std::to_string(i)), 8, &counts.stats, v.completion());
     loop.run();
-    CHECK(v.valid == std::vector<int>(20, 1));
+    CHECK(v.valid == std::vector<int>(18, 1));
     CHECK(counts.batches() == 2);
     CHECK(counts.in_batches() == 16);
   }
   SECTION("groups too small for a batch equation to pay are verified one by one") {
     using bt::detail::verify_batcher;
-    // The rule's boundary against a hot key's lone verify (verify_batcher.hpp's cost model).
-    CHECK_FALSE(verify_batcher::batch_pays(6, 1));
-    CHECK(verify_batcher::batch_pays(7, 1));
-    CHECK_FALSE(verify_batcher::batch_pays(7, 2));
-    CHECK(verify_batcher::batch_pays(8, 2));
-    CHECK_FALSE(verify_batcher::batch_pays(8, 3));
-    CHECK(verify_batcher::batch_pays(9, 3));
-    CHECK_FALSE(verify_batcher::batch_pays(16, 16));
-    CHECK_FALSE(verify_batcher::batch_pays(64, 64));
+    // The rule's boundaries (verify_batcher.hpp's cost model): other keys, then hot keys.
+    CHECK_FALSE(verify_batcher::batch_pays(3, 1, 0));
+    CHECK(verify_batcher::batch_pays(4, 1, 0));
+    CHECK_FALSE(verify_batcher::batch_pays(3, 2, 0));
+    CHECK(verify_batcher::batch_pays(4, 2, 0));
+    CHECK_FALSE(verify_batcher::batch_pays(6, 6, 0));
+    CHECK(verify_batcher::batch_pays(7, 7, 0));
+    CHECK_FALSE(verify_batcher::batch_pays(29, 1, 29));
+    CHECK(verify_batcher::batch_pays(30, 1, 30));
+    CHECK_FALSE(verify_batcher::batch_pays(16, 16, 16));
+    CHECK_FALSE(verify_batcher::batch_pays(64, 64, 64));
+    CHECK(verify_batcher::batch_pays(8, 2, 4));  // half hot, half not
+    CHECK_FALSE(verify_batcher::batch_pays(8, 2, 8));
     const auto run = [&] {
       loop.restart();
       loop.run();
     };
-    for (int i = 0; i < 6; ++i)  // six of one key: one by one, no batch counted
-      batcher.submit(check_of(bt::test::alice(), "six " + std::to_string(i)), 64, &counts.stats,
+    // Keys of this section only.
+    const bt::keypair three = bt::keypair::from_uri("//verify_batcher three");
+    const bt::keypair four = bt::keypair::from_uri("//verify_batcher four");
+    const bt::keypair hot = bt::keypair::from_uri("//verify_batcher hot");
+    for (int i = 0; i < 3; ++i)  // three of one key: one by one, the forged one refused
+      batcher.submit(check_of(three, "three " + std::to_string(i), i == 1), 64, &counts.stats,
                      v.completion());
     run();
-    CHECK(v.valid == std::vector<int>(6, 1));
+    CHECK(v.valid == std::vector<int>{1, 0, 1});
     CHECK(counts.batches() == 0);
-    for (int i = 0; i < 7; ++i)  // seven of two keys: one by one, the forged one refused
-      batcher.submit(check_of(i % 2 ? bt::test::bob() : bt::test::alice(),
-                              "seven " + std::to_string(i), i == 1),
-                     64, &counts.stats, v.completion());
-    run();
-    CHECK(v.valid == std::vector<int>{1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1});
-    CHECK(counts.batches() == 0);
-    for (int i = 0; i < 7; ++i)  // seven of one key: one batch
-      batcher.submit(check_of(bt::test::alice(), "batched " + std::to_string(i)), 64, &counts.stats,
+    for (int i = 0; i < 4; ++i)  // four of one key: one batch
+      batcher.submit(check_of(four, "four " + std::to_string(i)), 64, &counts.stats,
                      v.completion());
     run();
-    std::vector<int> expected(20, 1);
-    expected[7] = 0;  // the forged one of the seven with two keys
-    CHECK(v.valid == expected);
+    CHECK(v.valid == std::vector<int>{1, 0, 1, 1, 1, 1, 1});
     CHECK(counts.batches() == 1);
-    CHECK(counts.in_batches() == 7);
+    CHECK(counts.in_batches() == 4);
+    // A key verified alone until the cache holds it hot (bounded: it displaces the coldest hot
+    // key once it has been looked up twice as often)...
+    const auto& keys = verify_batcher::known_keys();
+    for (int i = 0; i < 200 && !keys.is_hot(hot.public_key()); ++i) {
+      batcher.submit(check_of(hot, "alone " + std::to_string(i)), 64, nullptr, v.completion());
+      run();
+    }
+    REQUIRE(keys.is_hot(hot.public_key()));
+    // ... then sixteen of it: its lone verifies are cheaper than a batch of 16, so one by one.
+    const std::size_t before = v.valid.size();
+    for (int i = 0; i < 16; ++i)
+      batcher.submit(check_of(hot, "hot " + std::to_string(i)), 64, &counts.stats, v.completion());
+    run();
+    CHECK(std::vector<int>(v.valid.begin() + static_cast<std::ptrdiff_t>(before), v.valid.end()) ==
+          std::vector<int>(16, 1));
+    CHECK(counts.batches() == 1);
   }
 }
 
@@ -280,8 +299,12 @@ TEST_CASE("verify_batcher: a key it has seen stays cached, and its next forgerie
   tampered.message += "!";
   batcher.submit(std::move(tampered), 64, nullptr, v.completion());
   run();
+  // Not hot (its last lone verify failed, and a key is promoted only on a valid one): a batch
+  // of 8 pays.
+  CHECK_FALSE(keys.is_hot(dave_key));
+  static_assert(bt::detail::verify_batcher::batch_pays(8, 1, 0));
   batch_counts counts;
-  for (int i = 0; i < one_key_batch; ++i) {
+  for (int i = 0; i < 8; ++i) {
     bt::detail::signature_check c = check_of(dave, "batched " + std::to_string(i), i == 2);
     if (i == 3) c.message[0] ^= 0x20;
     batcher.submit(std::move(c), 64, &counts.stats, v.completion());
@@ -336,7 +359,7 @@ TEST_CASE("axon: signed requests waiting together are verified in one batch and 
           "[axon][verify_batch]") {
   gated_axon g(bt::axon_options::loopback());
   const std::uint16_t port = g.ax.port();
-  constexpr int n = 12;
+  constexpr int n = one_key_batch;
   gated_clients c(g, n);
   const double batches_before = sample(g.ax, "bt_axon_verify_batches_total");
   // Every request is on the wire before the I/O thread is let go: they are read in one turn.
@@ -359,7 +382,7 @@ TEST_CASE("axon: a forged request among honest ones waiting together: only it is
           "[axon][verify_batch]") {
   gated_axon g(bt::axon_options::loopback());
   const std::uint16_t port = g.ax.port();
-  constexpr int n = 12, forged = 5;  // one key: enough for a batch that pays
+  constexpr int n = one_key_batch, forged = 5;  // one key: enough for a batch that pays
   gated_clients c(g, n);
   std::vector<bt::test::request_parts> reqs;
   for (int i = 0; i < n; ++i) reqs.push_back(numbered_request(port, i));

@@ -21,16 +21,28 @@ sr25519::key_cache& process_keys() {
   return cache;
 }
 
-// How many different public keys sign the batch's items (what a batch equation costs per key).
+// What a batch equation over `batch` would cost against lone verifies (batch_pays): how many
+// different keys sign its items, and how many items are signed by a key `keys` holds hot.
+struct batch_shape {
+  std::size_t distinct_keys = 0;
+  std::size_t hot_signatures = 0;
+};
+
 template <class Item>
-std::size_t distinct_keys(std::span<Item> batch) {
-  std::vector<const public_key_bytes*> keys;
-  keys.reserve(batch.size());
-  for (const Item& it : batch) keys.push_back(&it.check.key);
-  std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
-  return static_cast<std::size_t>(
-      std::unique(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a == *b; }) -
-      keys.begin());
+batch_shape shape_of(std::span<Item> batch, const sr25519::key_cache& keys) {
+  std::vector<const public_key_bytes*> sorted;
+  sorted.reserve(batch.size());
+  for (const Item& it : batch) sorted.push_back(&it.check.key);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return *a < *b; });
+  batch_shape shape;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i + 1;
+    while (j < sorted.size() && *sorted[j] == *sorted[i]) ++j;
+    ++shape.distinct_keys;
+    if (keys.is_hot(*sorted[i])) shape.hot_signatures += j - i;  // one lookup per key
+    i = j;
+  }
+  return shape;
 }
 
 }  // namespace
@@ -97,7 +109,10 @@ void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> ve
         std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size());
     return keys.verify(c.key, msg, c.signature);
   };
-  const bool pays = batch.size() > 1 && batch_pays(batch.size(), distinct_keys(batch));
+  const bool pays = batch.size() > 1 && [&] {
+    const batch_shape shape = shape_of(batch, keys);
+    return batch_pays(batch.size(), shape.distinct_keys, shape.hot_signatures);
+  }();
   bool penalised = false;
   if (pays) {
     std::lock_guard lk(m_);

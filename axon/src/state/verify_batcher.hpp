@@ -13,8 +13,8 @@
 // Every verification goes through one process-wide sr25519::key_cache: a validator's key, once
 // it has signed a valid request, is not decompressed again, and from its second valid request on
 // its lone verifications use precomputed tables (0.38x a plain verify for the few keys it uses
-// most). A group waiting together too small for a batch equation to pay (batch_pays: 7 items of
-// one key) is verified one by one.
+// most). A group waiting together too small for a batch equation to pay (batch_pays: 4 items of
+// one key, 30 of a hot key, whose lone verify is cheap) is verified one by one.
 //
 // A batch that fails (a forged or corrupted signature among honest ones) falls back to one
 // verify per item inside verify_each_with_batch, so an honest request never fails for its
@@ -66,16 +66,23 @@ class verify_batcher final : public net::execution_context::service {
   /// A failed batch makes the next batches verify item by item; at most this many in a row.
   static constexpr unsigned max_penalty_batches = 64;
   /// Whether one batch equation over `signatures` items with `distinct_keys` keys costs less
-  /// than verifying each alone through the key cache. The cost model, in µs, from
-  /// `bt-bench --benchmark_filter='BM_sr25519_verify_batch_cached(_one_key)?/(1|2|3|4|16)$'`
-  /// (docs/performance.md "Batch verification in the axon"): a lone verify of a hot cached key
-  /// costs 15.0; a batch costs 29 + 9.2 per item + 6.9 per distinct key (fitted to its totals at
-  /// 2, 3, 4 and 16 items, one key and all distinct). Against the hot lone verify, the cheapest
-  /// an axon's validators get: one key pays from 7 items, two from 8, three from 9; all keys
-  /// distinct never. Otherwise the items are verified one by one.
-  static constexpr bool batch_pays(std::size_t signatures, std::size_t distinct_keys) noexcept {
-    constexpr std::size_t lone = 150, per_item = 92, fixed = 290, per_key = 69;  // tenths of µs
-    return lone * signatures > fixed + per_item * signatures + per_key * distinct_keys;
+  /// than verifying each alone through the key cache, where `hot_signatures` of the items are
+  /// signed by keys the cache holds hot. The cost model, in µs, from `bt-bench
+  /// --benchmark_filter='BM_sr25519_verify_batch_cached(_one_key)?/(1|2|3|4|16)$'`
+  /// (docs/performance.md "Batch verification in the axon"): a lone verify costs 10.4 for a hot
+  /// key and 20.6 for a key with its comb table (one not yet cached costs more, about 40, but is
+  /// priced as a comb key: the rule errs towards verifying alone); a batch costs 29 + 9.2 per
+  /// item + 6.9 per distinct key (fitted to its totals at 2, 3, 4 and 16 items, one key and all
+  /// distinct). So a batch of one hot key pays from 30 items, of one or two other keys from 4,
+  /// of distinct other keys from 7, of distinct hot keys never. Otherwise the items are verified
+  /// one by one.
+  static constexpr bool batch_pays(std::size_t signatures, std::size_t distinct_keys,
+                                   std::size_t hot_signatures) noexcept {
+    constexpr std::size_t lone_hot = 104, lone_other = 206;  // tenths of µs
+    constexpr std::size_t fixed = 290, per_item = 92, per_key = 69;
+    const std::size_t hot = hot_signatures < signatures ? hot_signatures : signatures;
+    return lone_hot * hot + lone_other * (signatures - hot) >
+           fixed + per_item * signatures + per_key * distinct_keys;
   }
   /// The public keys (decoded, with their tables) remembered across batches and lone verifies,
   /// for the whole process (bt/sr25519_key_cache.hpp).
