@@ -4,6 +4,7 @@
 
 #include <bt/dendrite.hpp>
 #include <bt/detail/dendrite_ops.hpp>  // request_identity, make_uuid1 (internal/)
+#include <bt/sr25519_key_cache.hpp>
 
 #include "connection_pool.hpp"
 #include "signing_pool.hpp"
@@ -50,6 +51,10 @@ struct dendrite_state {
   unsigned own_threads = 0;
   std::shared_ptr<spdlog::logger> log;
   connection_pool pool;
+  /// The hotkeys of the axons whose answers this dendrite checked (bt-response-signature): a
+  /// validator asks the same axons again and again, and a known key's next answer costs about a
+  /// quarter to a half of a first one's check (bt/sr25519_key_cache.hpp; thread-safe).
+  sr25519::key_cache axon_keys;
 
   std::atomic<std::uint64_t> calls{0}, opened{0}, reused{0}, retries{0};
   std::atomic<std::uint64_t> sessions_offered{0}, sessions_established{0}, sessions_rejected{0},

@@ -445,10 +445,10 @@ bool call_exchange::check_response_signature(const http_response& res,
   std::string why =
       streamed ? response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
                                             conn_->request_id, static_cast<int>(res.result_int()),
-                                            *streamed)
+                                            *streamed, &st_->axon_keys)
                : response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
                                             conn_->request_id, static_cast<int>(res.result_int()),
-                                            res.body());
+                                            res.body(), &st_->axon_keys);
   if (!why.empty()) {
     // An axon names no caller and no request in its answer to a request it could not verify
     // (PROTOCOL 5.15). Such an answer, signed over the empty identity, is accepted when its
@@ -458,7 +458,8 @@ bool call_exchange::check_response_signature(const http_response& res,
     // this axon), so it is not reported verified. A success must name this caller and request.
     const int status = static_cast<int>(res.result_int());
     if (!streamed && status >= 400 &&
-        response_signature::verify(first->value(), target_.hotkey, {}, {}, status, res.body())
+        response_signature::verify(first->value(), target_.hotkey, {}, {}, status, res.body(),
+                                   &st_->axon_keys)
             .empty())
       return false;
     if (!streamed && status >= 400) why += refusal_by_another_key(target_, status, res.body());

@@ -2,13 +2,15 @@
 // the dendrite checks it against the hotkey it addressed. A man in the middle (a relay in this
 // test, between the dendrite and the axon) that alters one byte of the body, or the status, or
 // passes off another axon's answer, is detected under if_present and required; a stripped
-// signature passes if_present and fails required.
+// signature passes if_present and fails required. Checked through the dendrite's cache of axons'
+// keys, every verdict is the one of the check without it.
 #include <bt/dendrite.hpp>
 
 #include <bt/axon.hpp>
 #include <bt/examples/dummy.hpp>
 #include <bt/examples/word_stream.hpp>
 #include <bt/response_signature.hpp>
+#include <bt/sr25519_key_cache.hpp>
 #include <bt/stream_writer.hpp>
 
 #include "axon/support/python_client.hpp"
@@ -20,6 +22,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include <string>
+#include <vector>
 
 using bt::examples::dummy;
 using bt::examples::word_stream;
@@ -473,4 +476,66 @@ TEST_CASE("an error signed over no caller is the axon's authentic refusal, a suc
       CHECK_FALSE(e.response_verified);
     }
   }
+}
+
+TEST_CASE(
+    "checked through a key cache, answers get the same verdicts, and only a valid one "
+    "enters the axon's key",
+    "[dendrite][auth]") {
+  // The dendrite checks answers through its cache of axons' keys (dendrite_state::axon_keys):
+  // every verdict must be the one of the check without a cache, before the key is known, once it
+  // has its table, and once it is hot.
+  bt::init_crypto();
+  const bt::keypair axon = bt::keypair::from_uri("//response signature cache axon");
+  const bt::keypair other = bt::keypair::from_uri("//response signature cache other");
+  const std::string caller = alice().ss58_address();
+  bt::sr25519::key_cache cache;
+  struct answer {
+    std::string header, hotkey, caller, request_id;
+    int status;
+    std::string body;
+  };
+  const auto signed_answer = [&](int i) {
+    const std::string id = "7." + std::to_string(i);
+    const std::string body = R"({"n":)" + std::to_string(i) + "}";
+    return answer{
+        bt::response_signature::sign(axon, "1700000000" + std::to_string(i), caller, id, 200, body),
+        axon.ss58_address(),
+        caller,
+        id,
+        200,
+        body};
+  };
+  // What a relay could turn an answer into: each must fail, with or without the cache.
+  const auto spoiled = [&](const answer& a) {
+    std::vector<answer> out(7, a);
+    out[0].body += " ";
+    out[1].status = 201;
+    out[2].request_id += "0";
+    out[3].caller = other.ss58_address();
+    out[4].hotkey = other.ss58_address();             // another axon's key
+    out[5].header[out[5].header.size() - 3] ^= 0x01;  // one hex digit of the signature
+    out[6].header =
+        bt::response_signature::sign(other, "1", a.caller, a.request_id, a.status, a.body);
+    return out;
+  };
+  const auto check = [&](const answer& a, bt::sr25519::key_cache* keys) {
+    return bt::response_signature::verify(a.header, a.hotkey, a.caller, a.request_id, a.status,
+                                          a.body, keys);
+  };
+  for (const answer& bad : spoiled(signed_answer(0))) {
+    const std::string plain = check(bad, nullptr);
+    CHECK_FALSE(plain.empty());
+    CHECK(check(bad, &cache) == plain);
+  }
+  CHECK_FALSE(cache.contains(axon.public_key()));
+  for (int i = 1; i <= 4; ++i) {
+    const answer good = signed_answer(i);
+    CHECK(check(good, &cache).empty());
+    for (const answer& bad : spoiled(good)) CHECK(check(bad, &cache) == check(bad, nullptr));
+  }
+  CHECK(cache.contains(axon.public_key()));
+  CHECK(cache.has_table(axon.public_key()));
+  CHECK(cache.is_hot(axon.public_key()));
+  CHECK_FALSE(cache.contains(other.public_key()));
 }

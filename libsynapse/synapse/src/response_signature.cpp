@@ -3,6 +3,7 @@
 
 #include <bt/hex.hpp>
 #include <bt/sha256.hpp>
+#include <bt/sr25519_key_cache.hpp>
 #include <bt/ss58.hpp>
 
 #include <array>
@@ -67,7 +68,7 @@ std::string sign(const keypair& axon_key, std::string_view axon_nonce,
 
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
-                   const sha256_digest& body_hash) {
+                   const sha256_digest& body_hash, sr25519::key_cache* axon_keys) {
   if (header_value.starts_with("v1."))
     return "bt-response-signature v1 (a SHA3-256 body hash) is no longer accepted: the axon "
            "must sign v2";
@@ -89,15 +90,18 @@ std::string verify(std::string_view header_value, std::string_view axon_hotkey,
   const std::string m =
       signed_message(nonce, axon_hotkey, caller_hotkey, request_id, status, body_hash);
   const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(m.data()), m.size());
-  if (verify_signature(crypto_type::sr25519, pub->public_key, bytes, sig))
-    return "signature mismatch with the axon's hotkey " + std::string(axon_hotkey);
+  const std::error_code bad =
+      axon_keys != nullptr ? axon_keys->verify(pub->public_key, bytes, sig)
+                           : verify_signature(crypto_type::sr25519, pub->public_key, bytes, sig);
+  if (bad) return "signature mismatch with the axon's hotkey " + std::string(axon_hotkey);
   return {};
 }
 
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
-                   std::string_view body) {
-  return verify(header_value, axon_hotkey, caller_hotkey, request_id, status, sha256(body));
+                   std::string_view body, sr25519::key_cache* axon_keys) {
+  return verify(header_value, axon_hotkey, caller_hotkey, request_id, status, sha256(body),
+                axon_keys);
 }
 
 }  // namespace bt::response_signature

@@ -27,6 +27,10 @@
 #include <string>
 #include <string_view>
 
+namespace bt::sr25519 {
+class key_cache;
+}
+
 namespace bt::response_signature {
 
 /// The header's name (lower case, as written on the wire).
@@ -52,13 +56,16 @@ std::string sign(const keypair& axon_key, std::string_view axon_nonce,
                  const sha256_digest& body_hash);
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
-                   const sha256_digest& body_hash);
+                   const sha256_digest& body_hash, sr25519::key_cache* axon_keys = nullptr);
 
 /// Checks a header value against the answer received and the hotkey the caller meant to reach
 /// (never one taken from the response). Returns an empty string when the signature is valid,
-/// otherwise why not ("malformed ...", "signature mismatch ...").
+/// otherwise why not ("malformed ...", "signature mismatch ..."). With `axon_keys` the signature
+/// is checked through that cache of axons' keys (bt/sr25519_key_cache.hpp: the same verdicts,
+/// cheaper for an axon whose answers were checked before: a validator asks the same axons again
+/// and again).
 std::string verify(std::string_view header_value, std::string_view axon_hotkey,
                    std::string_view caller_hotkey, std::string_view request_id, int status,
-                   std::string_view body);
+                   std::string_view body, sr25519::key_cache* axon_keys = nullptr);
 
 }  // namespace bt::response_signature
