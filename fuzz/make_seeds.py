@@ -366,3 +366,17 @@ for name, value in [
 put("btauth_head", head(good + [("X-Bittensor-Nonce", "1699999999000000000")]))
 put("btauth_head", head([(n.lower(), v) for n, v in good]))
 put("btauth_head", head(good + [("X-Bittensor-Unknown", "x"), ("Epistula-Version", "2")]))
+
+
+# ---- ristretto: 32 bytes of an encoding, then 32 of a scalar (ristretto_fuzz.cpp) ----
+# The public keys of the key vectors (valid points), the identity, and encodings that are not
+# points: negative, not canonical (p itself, 2^255 - 1), bit 255 set; each with a scalar that is
+# small, one below the group order, and all 0xff (reduced).
+P_BYTES = (2**255 - 19).to_bytes(32, "little")
+L_MINUS_1 = (2**252 + 27742317777372353535851937790883648493 - 1).to_bytes(32, "little")
+encodings = [bytes.fromhex(c["public_hex"]) for c in cases("sr25519_keys.json")[:4]]
+encodings += [bytes(32), bytes([1]) + bytes(31), P_BYTES, b"\xff" * 31 + b"\x7f",
+              bytes.fromhex(cases("sr25519_keys.json")[0]["public_hex"])[:31] + b"\x80"]
+for i, e in enumerate(encodings):
+    put("ristretto", e)
+    put("ristretto", e + [bytes([2]) + bytes(31), L_MINUS_1, b"\xff" * 32][i % 3])
