@@ -40,31 +40,44 @@ struct dendrite_fanout {
   /// the deadline passed when it begins. Cancelled when the last call has finished.
   std::optional<boost::asio::steady_timer> deadline_timer;
 
-  void launch_more() {
-    // Calls to start outside the lock: one when a finished call makes room (no allocation for
-    // it), up to max_concurrency at the beginning.
-    boost::container::small_vector<std::shared_ptr<call_exchange>, 2> start;
-    bool was_cancelled = false;
-    {
-      std::lock_guard lk(mu);
-      while (next < requests.size() &&
-             running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
-        const std::size_t i = next++;
-        ++running;
-        std::shared_ptr<call_exchange> op = make_call(i);
-        // (a pointer and an index: small enough for std::function to hold without allocating;
-        // keep_alive holds the fan-out)
-        op->on_done = [this, i] { on_call_done(i); };
-        op->sign_in(signer);
-        op->deadline_watched_elsewhere();  // by deadline_timer
-        live[i] = op;
-        start.push_back(std::move(op));
-      }
-      was_cancelled = cancelled;
+  /// Calls taken to start outside the lock: one when a finished call makes room (no allocation
+  /// for it), up to max_concurrency at the beginning.
+  using calls_to_start = boost::container::small_vector<std::shared_ptr<call_exchange>, 2>;
+
+  /// Takes the calls there is room for now. Requires mu held.
+  void take_calls(calls_to_start& start) {
+    while (next < requests.size() && running < std::max<std::size_t>(1, st->opt.max_concurrency)) {
+      const std::size_t i = next++;
+      ++running;
+      std::shared_ptr<call_exchange> op = make_call(i);
+      // (a pointer and an index: small enough for std::function to hold without allocating;
+      // keep_alive holds the fan-out)
+      op->on_done = [this, i] { on_call_done(i); };
+      op->sign_in(signer);
+      op->deadline_watched_elsewhere();  // by deadline_timer
+      live[i] = op;
+      start.push_back(std::move(op));
     }
+  }
+
+  /// Starts what take_calls took. Touches nothing of the fan-out itself: once its mutex is
+  /// released, the fan-out may be freed by another thread finishing its last call unless one of
+  /// these calls is still to finish (a call taken is one the fan-out waits for).
+  static void start_calls(calls_to_start& start, bool was_cancelled) {
     // A call launched after cancel_all() starts cancelled; one cancelled by a cancel_all()
     // racing with this loop is stopped by its posted cancel().
     for (auto& op : start) op->start(was_cancelled ? "cancelled by the caller" : std::string());
+  }
+
+  void launch_more() {
+    calls_to_start start;
+    bool was_cancelled = false;
+    {
+      std::lock_guard lk(mu);
+      take_calls(start);
+      was_cancelled = cancelled;
+    }
+    start_calls(start, was_cancelled);
   }
 
   /// The call of requests[i] in its dialect (its method, path and body moved into the call: each
@@ -88,26 +101,31 @@ struct dendrite_fanout {
   }
 
   void on_call_done(std::size_t i) {
-    bool all = false;
+    // Everything about the fan-out is decided under one lock: after it, the fan-out is only
+    // touched by the thread that finished its last call (holding `self`), because another
+    // thread's last call may free it the moment the lock is released.
+    calls_to_start start;
+    bool was_cancelled = false;
+    std::optional<dendrite_completion> c;
+    std::shared_ptr<dendrite_fanout> self;  // set when this was the last call
     {
       std::lock_guard lk(mu);
       live[i].reset();
       --running;
-      all = ++finished == requests.size();
-    }
-    if (all) {
-      std::optional<dendrite_completion> c;
-      std::shared_ptr<dendrite_fanout> self;  // the fan-out ends with this block
-      {
-        std::lock_guard lk(mu);
+      if (++finished == requests.size()) {
         c.swap(done);
         self.swap(keep_alive);
+      } else {
+        take_calls(start);
+        was_cancelled = cancelled;
       }
+    }
+    if (self) {
       deadline_timer->cancel();  // its handler holds the fan-out until it has run
       if (c) c->complete();
-    } else {
-      launch_more();
+      return;  // the fan-out ends with `self`
     }
+    start_calls(start, was_cancelled);
   }
 
   /// The running calls, to end outside the lock; `cancelling`: also marks the fan-out cancelled.
