@@ -11,10 +11,14 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
 namespace bt::sr25519::internal::field {
+
+// Bytes and words are converted by memcpy.
+static_assert(std::endian::native == std::endian::little, "field25519.hpp assumes little-endian");
 
 struct fe {
   std::uint64_t v[5];
@@ -127,7 +131,7 @@ inline std::array<std::uint8_t, 32> to_bytes(const fe& f) noexcept {
   const std::uint64_t w[4] = {h[0] | h[1] << 51, h[1] >> 13 | h[2] << 38, h[2] >> 26 | h[3] << 25,
                               h[3] >> 39 | h[4] << 12};
   std::array<std::uint8_t, 32> out;
-  std::memcpy(out.data(), w, sizeof w);  // little-endian hosts (x86-64, arm64)
+  std::memcpy(out.data(), w, sizeof w);
   return out;
 }
 

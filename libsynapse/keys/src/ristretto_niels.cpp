@@ -1,8 +1,6 @@
 #include "ristretto_niels.hpp"
 
 #include <algorithm>
-#include <memory>
-#include <vector>
 
 namespace bt::sr25519::internal {
 
@@ -107,31 +105,30 @@ std::array<std::uint8_t, 32> ristretto_encode(const edwards_point& p) noexcept {
 }
 
 niels_table::niels_table(const edwards_point& p) noexcept {
-  // Every multiple in extended coordinates first, then all made affine with one inversion
-  // (Montgomery's trick: the running products of the Z's, one inverse, and back).
+  // Row by row: the row's multiples in extended coordinates, then all made affine with one
+  // inversion (Montgomery's trick: the running products of the Z's, one inverse, and back). On
+  // the stack (about 25 KiB), so that building a table allocates nothing.
   constexpr std::size_t per_row = radix::max_digit;
-  constexpr std::size_t count = per_row * radix::windows;
-  std::vector<edwards_point> points;
-  points.reserve(count);
+  std::array<edwards_point, per_row> points;
+  std::array<fe, per_row> prefix;
   edwards_point power = p;  // 256^j·P
-  for (std::size_t j = 0; j < radix::windows; ++j) {
-    points.push_back(power);
-    for (std::size_t d = 1; d < per_row; ++d) points.push_back(add_full(points.back(), power));
-    power = double_point(points.back());  // 2·128·256^j·P
-  }
-  std::vector<fe> prefix(count);
-  fe running = one;
-  for (std::size_t i = 0; i < count; ++i) {
-    prefix[i] = running;
-    running = mul(running, points[i].z);
-  }
-  fe inverse = invert(running);  // 1 / (Z_0 · … · Z_{count−1})
-  for (std::size_t i = count; i-- > 0;) {
-    const fe z_inv = mul(inverse, prefix[i]);
-    inverse = mul(inverse, points[i].z);
-    const fe x = mul(points[i].x, z_inv);
-    const fe y = mul(points[i].y, z_inv);
-    rows_[i / per_row][i % per_row] = entry{add(y, x), sub(y, x), mul(mul(x, y), edwards_d2)};
+  for (auto& row : rows_) {
+    points[0] = power;
+    for (std::size_t d = 1; d < per_row; ++d) points[d] = add_full(points[d - 1], power);
+    power = double_point(points[per_row - 1]);  // 2·128·256^j·P, the next row's unit
+    fe running = one;
+    for (std::size_t i = 0; i < per_row; ++i) {
+      prefix[i] = running;
+      running = mul(running, points[i].z);
+    }
+    fe inverse = invert(running);  // 1 / (Z_0 · … · Z_127)
+    for (std::size_t i = per_row; i-- > 0;) {
+      const fe z_inv = mul(inverse, prefix[i]);
+      inverse = mul(inverse, points[i].z);
+      const fe x = mul(points[i].x, z_inv);
+      const fe y = mul(points[i].y, z_inv);
+      row[i] = entry{add(y, x), sub(y, x), mul(mul(x, y), edwards_d2)};
+    }
   }
 }
 
@@ -168,12 +165,13 @@ void niels_table::add_product_public(edwards_point& sum,
 }
 
 void base_add_product_fast(edwards_point& sum, const decaf_255_scalar_t scalar) noexcept {
-  static const std::unique_ptr<const niels_table> base = [] {
+  // In static storage, built on first use: nothing to allocate, so nothing can fail.
+  static const niels_table base([] {
     std::array<std::uint8_t, 32> encoded;
     decaf_255_point_encode(encoded.data(), decaf_255_point_base);
-    return std::make_unique<const niels_table>(*ristretto_decode(encoded));
-  }();
-  base->add_product_public(sum, scalar);
+    return *ristretto_decode(encoded);  // B's encoding is canonical
+  }());
+  base.add_product_public(sum, scalar);
 }
 
 }  // namespace bt::sr25519::internal
