@@ -62,6 +62,23 @@ void to_scalar(decaf_255_scalar_t s, const bytes32& b) {
   decaf_255_scalar_decode_long(s, b.data(), b.size());
 }
 
+// A random multiple of B: a valid point.
+void random_point(std::mt19937_64& rng, decaf_255_point_t out) {
+  decaf_255_scalar_t s;
+  to_scalar(s, random_bytes(rng));
+  decaf_255_precomputed_scalarmul(out, decaf_255_precomputed_base, s);
+}
+
+// A random point as libdecaf's, and its table of our own.
+struct point_with_table {
+  decaf_255_point_t point;
+  std::unique_ptr<const in::niels_table> table;
+  explicit point_with_table(std::mt19937_64& rng) {
+    random_point(rng, point);
+    table = std::make_unique<const in::niels_table>(*in::ristretto_decode(decaf_encode(point)));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("ristretto niels: field encodings are canonical at the edges of p", "[sr25519][niels]") {
@@ -111,11 +128,9 @@ TEST_CASE("ristretto niels: decoding accepts and refuses exactly what libdecaf d
     if (i % 2 == 0) b[31] &= 0x7f;
     inputs.push_back(b);
   }
-  for (int i = 0; i < 200; ++i) {  // valid points: multiples of B
-    decaf_255_scalar_t s;
-    to_scalar(s, random_bytes(rng));
+  for (int i = 0; i < 200; ++i) {  // valid points
     decaf_255_point_t p;
-    decaf_255_precomputed_scalarmul(p, decaf_255_precomputed_base, s);
+    random_point(rng, p);
     inputs.push_back(decaf_encode(p));
   }
   int valid = 0;
@@ -136,12 +151,7 @@ TEST_CASE("ristretto niels: products from the tables encode as libdecaf's", "[sr
   std::mt19937_64 rng(0x4e1e'0003ULL);
   const std::vector<bytes32> scalars = test_scalars(rng);
   // B's table, and tables of a random point and of the identity.
-  decaf_255_scalar_t a_scalar;
-  to_scalar(a_scalar, random_bytes(rng));
-  decaf_255_point_t a;
-  decaf_255_precomputed_scalarmul(a, decaf_255_precomputed_base, a_scalar);
-  const auto a_table =
-      std::make_unique<const in::niels_table>(*in::ristretto_decode(decaf_encode(a)));
+  const point_with_table a(rng);
   const auto identity_table = std::make_unique<const in::niels_table>(in::edwards_identity());
   int differ = 0;
   for (const bytes32& b : scalars) {
@@ -153,8 +163,8 @@ TEST_CASE("ristretto niels: products from the tables encode as libdecaf's", "[sr
     decaf_255_precomputed_scalarmul(reference, decaf_255_precomputed_base, s);
     if (in::ristretto_encode(sum) != decaf_encode(reference)) ++differ;
     sum = in::edwards_identity();
-    a_table->add_product_public(sum, s);
-    decaf_255_point_scalarmul(reference, a, s);
+    a.table->add_product_public(sum, s);
+    decaf_255_point_scalarmul(reference, a.point, s);
     if (in::ristretto_encode(sum) != decaf_encode(reference)) ++differ;
     sum = in::edwards_identity();
     identity_table->add_product_public(sum, s);
@@ -168,12 +178,7 @@ TEST_CASE("ristretto niels: s·B + k·A in one sum equals libdecaf's double-scal
   std::mt19937_64 rng(0x4e1e'0004ULL);
   int differ = 0;
   for (int key = 0; key < 4; ++key) {
-    decaf_255_scalar_t a_scalar;
-    to_scalar(a_scalar, random_bytes(rng));
-    decaf_255_point_t a;
-    decaf_255_precomputed_scalarmul(a, decaf_255_precomputed_base, a_scalar);
-    const auto a_table =
-        std::make_unique<const in::niels_table>(*in::ristretto_decode(decaf_encode(a)));
+    const point_with_table a(rng);
     for (int i = 0; i < 50; ++i) {
       decaf_255_scalar_t s;
       decaf_255_scalar_t k;
@@ -181,9 +186,9 @@ TEST_CASE("ristretto niels: s·B + k·A in one sum equals libdecaf's double-scal
       to_scalar(k, random_bytes(rng));
       in::edwards_point sum = in::edwards_identity();
       in::base_add_product_fast(sum, s);
-      a_table->add_product_public(sum, k);
+      a.table->add_product_public(sum, k);
       decaf_255_point_t reference;
-      decaf_255_base_double_scalarmul_non_secret(reference, s, a, k);
+      decaf_255_base_double_scalarmul_non_secret(reference, s, a.point, k);
       if (in::ristretto_encode(sum) != decaf_encode(reference)) ++differ;
     }
   }
