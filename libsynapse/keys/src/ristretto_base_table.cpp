@@ -40,13 +40,6 @@ multiples_table<Bits>::multiples_table(const decaf_255_point_t p) noexcept {
 template <int Bits>
 void multiples_table<Bits>::multiply_public(decaf_255_point_t out,
                                             const decaf_255_scalar_t scalar) const noexcept {
-  decaf_255_point_copy(out, decaf_255_point_identity);
-  add_product_public(out, scalar);
-}
-
-template <int Bits>
-void multiples_table<Bits>::add_product_public(decaf_255_point_t sum,
-                                               const decaf_255_scalar_t scalar) const noexcept {
   const typename radix::digits digits = recode_signed<Bits>(scalar);
   const auto entry = [&](std::size_t j) {
     const int d = digits[j];
@@ -60,12 +53,13 @@ void multiples_table<Bits>::add_product_public(decaf_255_point_t sum,
     for (std::size_t at = 0; at < sizeof(decaf_255_point_s); at += 64)
       __builtin_prefetch(bytes + at);
   };
+  decaf_255_point_copy(out, decaf_255_point_identity);
   prefetch(0);
   for (std::size_t j = 0; j < digits.size(); ++j) {
     if (j + 1 < digits.size()) prefetch(j + 1);
     const int d = digits[j];
-    if (d > 0) decaf_255_point_add(sum, sum, entry(j));
-    if (d < 0) decaf_255_point_sub(sum, sum, entry(j));
+    if (d > 0) decaf_255_point_add(out, out, entry(j));
+    if (d < 0) decaf_255_point_sub(out, out, entry(j));
   }
 }
 

@@ -41,8 +41,6 @@ class multiples_table {
 
   /// out = scalar·P, in variable time.
   void multiply_public(decaf_255_point_t out, const decaf_255_scalar_t scalar) const noexcept;
-  /// sum += scalar·P, in variable time: two products summed cost no addition for the sum.
-  void add_product_public(decaf_255_point_t sum, const decaf_255_scalar_t scalar) const noexcept;
 
  private:
   using radix = signed_radix<Bits>;

@@ -182,8 +182,8 @@ std::error_code key_cache::verify(std::span<const std::uint8_t, 32> pub,
         std::shared_ptr<prepared_key> hot;
         if (!ec) {
           try {
-            // The key's own decoding into this file's coordinates: it is the canonical encoding
-            // of a point libdecaf decoded, so it decodes (else the key is not promoted).
+            // The key decoded again, into ristretto_niels.hpp's coordinates: it is the canonical
+            // encoding of a point libdecaf decoded, so it decodes (else it is not promoted).
             if (const auto a = internal::ristretto_decode(pub)) {
               hot = std::make_shared<prepared_key>();
               decaf_255_point_copy(hot->point, known->point);
