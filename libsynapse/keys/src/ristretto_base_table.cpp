@@ -41,17 +41,9 @@ template <int Bits>
 void multiples_table<Bits>::multiply_public(decaf_255_point_t out,
                                             const decaf_255_scalar_t scalar) const noexcept {
   const typename radix::digits digits = recode_signed<Bits>(scalar);
-  const auto entry = [&](std::size_t j) {
-    const int d = digits[j];
-    return &rows_[j][static_cast<std::size_t>((d < 0 ? -d : d) - 1)];
-  };
-  // The rows are larger than the caches: ask for the next window's point (every cache line of
-  // it) while adding this one.
+  const auto entry = [&](std::size_t j) { return &rows_[j][radix::entry_of(digits[j])]; };
   const auto prefetch = [&](std::size_t j) {
-    if (digits[j] == 0) return;
-    const auto* bytes = reinterpret_cast<const char*>(entry(j));
-    for (std::size_t at = 0; at < sizeof(decaf_255_point_s); at += 64)
-      __builtin_prefetch(bytes + at);
+    if (digits[j] != 0) prefetch_bytes(entry(j), sizeof(decaf_255_point_s));
   };
   decaf_255_point_copy(out, decaf_255_point_identity);
   prefetch(0);
@@ -64,6 +56,7 @@ void multiples_table<Bits>::multiply_public(decaf_255_point_t out,
 }
 
 template class multiples_table<table_bits>;
+template signed_radix<8>::digits recode_signed<8>(const decaf_255_scalar_t scalar) noexcept;
 
 namespace {
 

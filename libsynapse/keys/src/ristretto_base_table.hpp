@@ -27,11 +27,26 @@ struct signed_radix {
   static constexpr int max_digit = 1 << (Bits - 1);
   using digit = std::conditional_t<(max_digit <= 127), std::int8_t, std::int16_t>;
   using digits = std::array<digit, windows>;
+  /// Where a row keeps |d|·2^(Bits·j)·P, for a digit d ≠ 0 (its sign is the caller's).
+  static constexpr std::size_t entry_of(int d) noexcept {
+    return static_cast<std::size_t>((d < 0 ? -d : d) - 1);
+  }
 };
 
-/// Recodes `scalar` (reduced, so below 2^253) into signed radix-2^Bits digits.
+/// Recodes `scalar` (reduced, so below 2^253) into signed radix-2^Bits digits. Instantiated for
+/// table_bits (below) and for 8, the radix of ristretto_niels.hpp.
 template <int Bits>
 typename signed_radix<Bits>::digits recode_signed(const decaf_255_scalar_t scalar) noexcept;
+
+/// Asks the cache for every line of the `size` bytes at `p`: a table's next point while the
+/// current one is added (the tables are larger than the caches).
+inline void prefetch_bytes(const void* p, std::size_t size) noexcept {
+  constexpr std::uintptr_t line = 64;
+  const auto first = reinterpret_cast<std::uintptr_t>(p) & ~(line - 1);
+  const auto last = reinterpret_cast<std::uintptr_t>(p) + size - 1;
+  for (std::uintptr_t at = first; at <= last; at += line)
+    __builtin_prefetch(reinterpret_cast<const void*>(at));
+}
 
 /// The multiples d·2^(Bits·j)·P of one point P, and products of P with public scalars.
 template <int Bits>

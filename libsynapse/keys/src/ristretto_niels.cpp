@@ -136,14 +136,10 @@ void niels_table::add_product_public(edwards_point& sum,
                                      const decaf_255_scalar_t scalar) const noexcept {
   const radix::digits digits = recode_signed<8>(scalar);
   const auto at = [&](std::size_t j) -> const entry& {
-    const int d = digits[j];
-    return rows_[j][static_cast<std::size_t>((d < 0 ? -d : d) - 1)];
+    return rows_[j][radix::entry_of(digits[j])];
   };
   const auto prefetch = [&](std::size_t j) {
-    if (digits[j] == 0) return;
-    const auto* bytes = reinterpret_cast<const char*>(&at(j));
-    for (std::size_t off = 0; off < sizeof(entry); off += 64) __builtin_prefetch(bytes + off);
-    __builtin_prefetch(bytes + sizeof(entry) - 1);
+    if (digits[j] != 0) prefetch_bytes(&at(j), sizeof(entry));
   };
   prefetch(0);
   for (std::size_t j = 0; j < digits.size(); ++j) {
