@@ -105,9 +105,7 @@ void verify_batcher::drain() {
 void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> verdicts) {
   sr25519::key_cache& keys = process_keys();
   const auto verify_alone = [&keys](const signature_check& c) {
-    const auto msg =
-        std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size());
-    return keys.verify(c.key, msg, c.signature);
+    return keys.verify(c.key, c.message_bytes(), c.signature);
   };
   const bool pays = batch.size() > 1 && [&] {
     const batch_shape shape = shape_of(batch, keys);
@@ -135,12 +133,9 @@ void verify_batcher::decide(std::span<item> batch, std::span<std::error_code> ve
   }
   std::vector<sr25519::batch_item> items;
   items.reserve(batch.size());
-  for (const item& it : batch) {
-    const signature_check& c = it.check;
-    items.push_back(sr25519::batch_item{
-        c.key, std::span(reinterpret_cast<const std::uint8_t*>(c.message.data()), c.message.size()),
-        c.signature});
-  }
+  for (const item& it : batch)
+    items.push_back(
+        sr25519::batch_item{it.check.key, it.check.message_bytes(), it.check.signature});
   keys.verify_each_with_batch(items, verdicts);
   const bool all_valid = std::none_of(verdicts.begin(), verdicts.end(),
                                       [](const std::error_code& e) { return bool(e); });

@@ -56,6 +56,10 @@ struct signature_check {
   public_key_bytes key{};
   std::array<std::uint8_t, 64> signature{};
   std::string message;
+
+  std::span<const std::uint8_t> message_bytes() const noexcept {
+    return {reinterpret_cast<const std::uint8_t*>(message.data()), message.size()};
+  }
 };
 
 class verify_batcher final : public net::execution_context::service {
