@@ -21,6 +21,7 @@
 
 #include <bt/detail/write_in_place.hpp>
 #include <bt/response_signature.hpp>
+#include <bt/sha256.hpp>
 #include <bt/ss58.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -442,13 +443,12 @@ bool call_exchange::check_response_signature(const http_response& res,
   if (std::next(first) != last)
     throw call_failure{dendrite_errc::response_unauthenticated,
                        "more than one bt-response-signature header"};
+  // The body's hash: a streamed answer's was taken as its chunks came in.
+  const sha256_digest body_hash = streamed ? *streamed : sha256(res.body());
+  const int status = static_cast<int>(res.result_int());
   std::string why =
-      streamed ? response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
-                                            conn_->request_id, static_cast<int>(res.result_int()),
-                                            *streamed, &st_->axon_keys)
-               : response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
-                                            conn_->request_id, static_cast<int>(res.result_int()),
-                                            res.body(), &st_->axon_keys);
+      response_signature::verify(first->value(), target_.hotkey, st_->key.ss58_address(),
+                                 conn_->request_id, status, body_hash, &st_->axon_keys);
   if (!why.empty()) {
     // An axon names no caller and no request in its answer to a request it could not verify
     // (PROTOCOL 5.15). Such an answer, signed over the empty identity, is accepted when its
@@ -456,9 +456,8 @@ bool call_exchange::check_response_signature(const http_response& res,
     // can only turn the call into an error, which a relay can do anyway by dropping the
     // connection. It is not bound to this request (a relay could replay any such refusal of
     // this axon), so it is not reported verified. A success must name this caller and request.
-    const int status = static_cast<int>(res.result_int());
     if (!streamed && status >= 400 &&
-        response_signature::verify(first->value(), target_.hotkey, {}, {}, status, res.body(),
+        response_signature::verify(first->value(), target_.hotkey, {}, {}, status, body_hash,
                                    &st_->axon_keys)
             .empty())
       return false;
